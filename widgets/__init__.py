@@ -1,0 +1,36 @@
+"""Views of an inductor-explorer trace: an anywidget for notebooks and a static HTML export.
+
+Everything here reads the trace JSON (compiler/SCHEMA.md) and nothing imports
+torch, so a trace recorded on a GPU machine renders anywhere. ExplorerWidget is
+imported on first use: render_html/write_html work without anywidget installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .html import embed_json, render_html, write_html
+from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError, payload_for
+
+if TYPE_CHECKING:
+    from .widget import ExplorerWidget
+
+__all__ = [
+    "ExplorerWidget",
+    "SCHEMA_VERSION",
+    "SELECTION_KINDS",
+    "STAGES",
+    "TraceError",
+    "embed_json",
+    "payload_for",
+    "render_html",
+    "write_html",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ExplorerWidget":
+        from .widget import ExplorerWidget
+
+        return ExplorerWidget
+    raise AttributeError(f"module 'widgets' has no attribute {name!r}")

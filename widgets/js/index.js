@@ -1,0 +1,68 @@
+// Entry point of the bundle. The same file is an anywidget module (default
+// export with render) and the script of the static HTML export, which marks
+// its mount point with data-inductor-explorer and carries the trace in a
+// <script type="application/json"> element.
+
+import { App } from "./app.js";
+import "./style.css";
+
+/** Render `payload` (a trace dict) into `el`; returns the App (select/setStage/setGraph). */
+export function mount(el, payload, options = {}) {
+  return new App(el, payload, options);
+}
+
+function same(a, b) {
+  return JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
+}
+
+/** anywidget: traits graph, stage, selection are synced both ways; payload is sent once. */
+function render({ model, el }) {
+  let app = null;
+  const state = () => ({ graph: model.get("graph"), stage: model.get("stage"), selection: model.get("selection") });
+  const build = () => {
+    app = mount(el, model.get("payload"), {
+      initial: state(),
+      onState: (st) => {
+        const now = state();
+        if (st.graph === now.graph && st.stage === now.stage && same(st.selection, now.selection)) return;
+        model.set("graph", st.graph);
+        model.set("stage", st.stage);
+        model.set("selection", st.selection);
+        model.save_changes();
+      },
+    });
+  };
+  build();
+  const onGraph = () => app.setGraph && app.setGraph(model.get("graph"), { quiet: true });
+  const onStage = () => app.setStage && app.setStage(model.get("stage"), { quiet: true });
+  const onSelection = () => {
+    if (!app.select || same(model.get("selection"), app.selection)) return;
+    app.select(model.get("selection"), { quiet: true });
+  };
+  model.on("change:payload", build);
+  model.on("change:graph", onGraph);
+  model.on("change:stage", onStage);
+  model.on("change:selection", onSelection);
+  return () => {
+    model.off("change:payload", build);
+    model.off("change:graph", onGraph);
+    model.off("change:stage", onStage);
+    model.off("change:selection", onSelection);
+  };
+}
+
+/** Static page: mount every element marked data-inductor-explorer with its JSON payload. */
+function autoMount() {
+  if (typeof document === "undefined") return;
+  for (const el of document.querySelectorAll("[data-inductor-explorer]")) {
+    if (el.dataset.mounted) continue;
+    const source = document.getElementById(el.getAttribute("data-inductor-explorer"));
+    if (!source) continue;
+    el.dataset.mounted = "1";
+    window.inductorExplorer = mount(el, JSON.parse(source.textContent), { standalone: true });
+  }
+}
+
+autoMount();
+
+export default { render };

@@ -1,0 +1,131 @@
+// The "linked" side panel: what the current selection is connected to in every
+// other stage, including the user's own source lines and the exact kernel lines.
+// Every entry is clickable and jumps to that item in its stage.
+
+import { h, clear } from "./dom.js";
+import { tokenizeLines } from "./highlight.js";
+import { renderTokens } from "./sourceview.js";
+import { userLineKey } from "./model.js";
+import { chip } from "./stages.js";
+
+const MAX_CHIPS = 60;
+const MAX_KERNEL_LINES = 40;
+
+export function describe(sel) {
+  if (!sel) return "nothing";
+  switch (sel.kind) {
+    case "fx": return `Dynamo FX node ${sel.id}`;
+    case "post_grad": return `post-grad node ${sel.id}`;
+    case "loop_ir": return `loop-IR node ${sel.id}`;
+    case "fused": return `fused group ${sel.id}`;
+    case "kernel": return `kernel ${sel.id}`;
+    case "kernel_line": return `line ${sel.line} of ${sel.id}`;
+    case "wrapper_line": return `wrapper line ${sel.line}`;
+    case "user_line": return `${sel.id}:${sel.line}`;
+    default: return String(sel.kind);
+  }
+}
+
+function section(title, items) {
+  return h("section", { class: "ie-links-section" }, h("h4", null, title), items);
+}
+
+function chips(kind, ids, go) {
+  const all = [...ids];
+  const shown = all.slice(0, MAX_CHIPS).map((id) => chip(kind, id, go));
+  if (all.length > MAX_CHIPS) shown.push(h("span", { class: "ie-muted" }, ` +${all.length - MAX_CHIPS} more`));
+  return h("div", { class: "ie-chips" }, shown);
+}
+
+/** User source lines: every line the trace kept for each file involved, the linked ones lit. */
+function userSource(payload, links, select) {
+  const files = new Map();
+  for (const key of links.userLines) {
+    const [file, line] = key.split("\u0000");
+    if (!files.has(file)) files.set(file, new Set());
+    files.get(file).add(Number(line));
+  }
+  const out = [];
+  for (const [file, lines] of files) {
+    const known = (payload.sources && payload.sources[file]) || {};
+    const numbers = new Set([...Object.keys(known).map(Number), ...lines]);
+    const rows = [...numbers].sort((a, b) => a - b).map((n) =>
+      h(
+        "div",
+        {
+          class: `ie-user-line ie-src-line${lines.has(n) ? " ie-lit" : ""}`,
+          "data-file": file,
+          "data-line": String(n),
+          onclick: () => select({ kind: "user_line", id: file, line: n }),
+        },
+        h("span", { class: "ie-ln" }, String(n)),
+        h("span", { class: "ie-code-text" }, renderTokens((tokenizeLines(known[String(n)] ?? "", "python")[0]) || [])),
+      ),
+    );
+    out.push(h("div", { class: "ie-user-file" }, h("div", { class: "ie-path", title: file }, file), h("pre", { class: "ie-code" }, rows)));
+  }
+  return out;
+}
+
+function kernelLines(gi, links, sel, select, go) {
+  const out = [];
+  for (const [kid, lines] of links.kernelLines) {
+    const kernel = gi.kernels.get(kid);
+    if (!kernel || !lines.size) continue;
+    const text = String(kernel.source ?? "").split("\n");
+    const lang = kernel.language === "cpp" ? "cpp" : "python";
+    const sorted = [...lines].sort((a, b) => a - b);
+    const rows = sorted.slice(0, MAX_KERNEL_LINES).map((n) => {
+      const selected = sel && sel.kind === "kernel_line" && String(sel.id) === kid && Number(sel.line) === n;
+      return h(
+        "div",
+        {
+          class: `ie-kline ie-src-line ie-lit${selected ? " ie-selected" : ""}`,
+          "data-kernel": kid,
+          "data-line": String(n),
+          onclick: () => select({ kind: "kernel_line", id: kid, line: n }),
+        },
+        h("span", { class: "ie-ln" }, String(n)),
+        h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines((text[n - 1] ?? "").trim(), lang)[0] || [])),
+      );
+    });
+    if (sorted.length > MAX_KERNEL_LINES) rows.push(h("div", { class: "ie-muted" }, `+${sorted.length - MAX_KERNEL_LINES} more lines`));
+    out.push(h("div", { class: "ie-klines" }, chip("kernel", kid, go), h("pre", { class: "ie-code" }, rows)));
+  }
+  return out;
+}
+
+export function renderLinks(panel, { payload, gi, sel, links, select, go, clearSelection }) {
+  clear(panel);
+  panel.appendChild(
+    h(
+      "div",
+      { class: "ie-links-head" },
+      h("span", { class: "ie-muted" }, "selected: "),
+      h("strong", { class: "ie-selection-label" }, describe(sel)),
+      sel ? h("button", { class: "ie-btn", type: "button", title: "clear the selection", onclick: clearSelection }, "clear") : null,
+    ),
+  );
+  if (!sel) {
+    panel.appendChild(h("p", { class: "ie-muted ie-hint" }, "Click a graph node, a kernel line, a loop-IR node or a fused group: what it became, and what it came from, lights up here and in every stage."));
+    return;
+  }
+  const parts = [
+    ["Your source", links.userLines.size ? userSource(payload, links, select) : null],
+    ["Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
+    ["Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
+    ["Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
+    ["Fused groups", links.fused.size ? chips("fused", links.fused, go) : null],
+    ["Kernels", links.kernels.size ? chips("kernel", links.kernels, go) : null],
+    ["Kernel lines", links.kernelLines.size ? kernelLines(gi, links, sel, select, go) : null],
+  ];
+  let any = false;
+  for (const [title, body] of parts) {
+    if (!body) continue;
+    any = true;
+    panel.appendChild(section(title, body));
+  }
+  if (!any) panel.appendChild(h("p", { class: "ie-muted" }, "Nothing in the trace is linked to this."));
+}
+
+export { userLineKey };
