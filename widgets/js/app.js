@@ -68,6 +68,9 @@ export class App {
     this._showStage();
     this._applySelection(true);
     this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
+    this.root.dataset.readyAt = performance.now().toFixed(1);
+    // Time of the first frame after mounting (benchmarks/render.py reads it).
+    requestAnimationFrame(() => setTimeout(() => (this.root.dataset.paintedAt = performance.now().toFixed(1)), 0));
   }
 
   get gi() {

@@ -1,0 +1,34 @@
+# Two commands for a fresh machine:
+#   make demo   set up, compile the built-in example and print every stage
+#   make test   set up and run the test suite (CPU)
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH_CPU ?= torch==2.13.0
+
+.PHONY: setup demo test test-fast lab gpu-test clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_CPU)
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(PY) -m explorer demo
+
+test: setup
+	$(PY) -m pytest -m "not gpu" tests
+
+lab: setup
+	$(VENV)/bin/jupyter lab examples/
+
+gpu-test:
+	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,62 @@
+"""What FX node ``meta`` says: value shape/dtype, the user's stack, and where a node came from.
+
+The meta keys (``val``/``example_value``, ``stack_trace``, ``from_node``) are set by Dynamo, AOT
+autograd and Inductor's passes; their layout moves between releases, so everything is read defensively.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+import torch.fx
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
+def value_info(node: torch.fx.Node) -> tuple[list[Any] | None, str | None]:
+    """(shape, dtype) of the node's output; symbolic sizes become strings."""
+    value = node.meta.get("val", node.meta.get("example_value"))
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], torch.Tensor):
+        value = value[0]
+    if isinstance(value, torch.Tensor):
+        shape = [int(s) if isinstance(s, int) else str(s) for s in value.shape]
+        return shape, str(value.dtype)
+    if isinstance(value, (int, float, bool, torch.SymInt, torch.SymFloat)):
+        return [], type(value).__name__
+    return None, None
+
+
+def user_frames(node: torch.fx.Node) -> list[tuple[str, int, str]]:
+    """The (filename, lineno, function) frames of the user's code that produced ``node``."""
+    return frames_of(node.meta.get("stack_trace") or "")
+
+
+def origin_names(node: torch.fx.Node) -> list[str]:
+    """Names of every ancestor node recorded in ``meta['from_node']`` (nearest first)."""
+    names: list[str] = []
+    stack = list(node.meta.get("from_node") or [])
+    while stack:
+        source = stack.pop(0)
+        name = getattr(source, "name", None)
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+        stack.extend(getattr(source, "from_node", None) or [])
+    return names
+
+
+def target_name(node: torch.fx.Node) -> str:
+    target = node.target
+    if isinstance(target, str):
+        return target
+    if isinstance(target, torch._ops.OpOverload):
+        return f"aten.{target.__name__}" if target.namespace == "aten" else str(target)
+    module = getattr(target, "__module__", None) or ""
+    qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+    module = {"_operator": "operator", "torch._C._nn": "torch.nn.functional"}.get(module, module)
+    return f"{module}.{qual}" if module else qual
+
+
+def frames_of(stack_trace: str) -> list[tuple[str, int, str]]:
+    return [(m["file"], int(m["line"]), m["fn"]) for m in _FRAME.finditer(stack_trace or "")]

@@ -1,0 +1,41 @@
+"""All capture hooks entered together, each restored on exit (also when compilation raises)."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Any, Callable, Iterator
+
+from . import autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, output_code, scheduler_passes
+
+# Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
+# stage) and kernel -> node provenance on.
+CAPTURE_SETTINGS: dict[str, Any] = {
+    "force_disable_caches": True,
+    output_code.PROVENANCE_LEVEL_KEY: 1,
+}
+
+
+@contextlib.contextmanager
+def capture_hooks(
+    *,
+    settings: dict[str, Any],
+    on_pre_fusion: Callable[[list[Any]], None],
+    on_post_fusion: Callable[[list[Any]], None],
+    on_output_code: Callable[[str], None],
+    on_node_lines: Callable[[str, list[str]], None],
+    on_fusion_refused: Callable[[str, str, str], None],
+    on_autotune: autotune.Record,
+    keep_code: Callable[[types.CodeType], bool],
+) -> Iterator[None]:
+    values = {**CAPTURE_SETTINGS, **settings}
+    if scheduler_passes.available():
+        values.update(scheduler_passes.config_values(on_pre_fusion, on_post_fusion))
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(inductor_config.patched(values))
+        stack.enter_context(output_code.on_output_code(on_output_code))
+        stack.enter_context(kernel_lines.on_node_lines(on_node_lines))
+        stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
+        stack.enter_context(autotune.on_autotune(on_autotune))
+        stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
+        yield

@@ -1,0 +1,59 @@
+"""Reading and patching Inductor's config module (``torch._inductor.config``).
+
+Keys are dotted names as Inductor spells them (``triton.native_matmul``). Patching goes through the
+config module's own ``patch`` context manager, which restores every value on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+from torch._inductor import config as _config
+
+
+def has_key(key: str) -> bool:
+    return key in _all_keys()
+
+
+def _all_keys() -> dict[str, Any]:
+    return _config.get_config_copy()
+
+
+def get(key: str) -> Any:
+    return _all_keys()[key]
+
+
+def default(key: str) -> Any:
+    """The value Inductor ships with (before env vars and user overrides)."""
+    entries = getattr(_config, "_config", None)
+    if entries is not None and key in entries and hasattr(entries[key], "default"):
+        return entries[key].default
+    return get(key)
+
+
+def snapshot() -> dict[str, Any]:
+    """Every key's current value: compared before and after a capture to prove nothing leaked."""
+    return _all_keys()
+
+
+def overrides(ignore_prefixes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Keys whose current value differs from the shipped default (only JSON-friendly values)."""
+    out: dict[str, Any] = {}
+    for key, value in _all_keys().items():
+        if key.startswith(ignore_prefixes) or callable(value):
+            continue
+        if not isinstance(value, (bool, int, float, str, type(None))):
+            continue
+        try:
+            if value != default(key):
+                out[key] = value
+        except Exception:  # exotic defaults that refuse comparison are not interesting here
+            continue
+    return out
+
+
+@contextlib.contextmanager
+def patched(values: dict[str, Any]) -> Iterator[None]:
+    with _config.patch(values):
+        yield

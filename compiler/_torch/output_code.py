@@ -1,0 +1,44 @@
+"""The generated wrapper module and Inductor's kernel -> post-grad-node provenance.
+
+``GraphLowering.save_output_code`` is Inductor's documented hook (used by ``run_and_get_code``): it is
+called with the whole output code once codegen is done. At that moment the provenance tables filled
+by ``set_kernel_post_grad_provenance_tracing`` (enabled by ``trace.provenance_tracking_level``) hold
+this graph's kernels, so they are copied in the same call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Callable, Iterator
+
+from torch._inductor import debug as _debug
+from torch._inductor.graph import GraphLowering
+
+PROVENANCE_LEVEL_KEY = "trace.provenance_tracking_level"
+
+
+def provenance_tables() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(kernel "name:handle" -> post-grad node names, kernel "name:handle" -> stack traces)."""
+    nodes = getattr(_debug, "_inductor_triton_kernel_to_post_grad_node_info", {}) or {}
+    traces = getattr(_debug, "_inductor_kernel_stack_trace", {}) or {}
+    return ({k: list(v) for k, v in nodes.items()}, {k: list(v) for k, v in traces.items()})
+
+
+@contextlib.contextmanager
+def on_output_code(callback: Callable[[str], None]) -> Iterator[None]:
+    previous = GraphLowering.save_output_code
+
+    def save_output_code(code: str) -> None:
+        try:
+            callback(code)
+        except Exception as error:  # an observer bug must never break compilation
+            warnings.warn(f"inductor-explorer could not record the output code: {error!r}", stacklevel=2)
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = staticmethod(save_output_code)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        GraphLowering.save_output_code = previous  # type: ignore[assignment]

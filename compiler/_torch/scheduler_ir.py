@@ -1,0 +1,166 @@
+"""Plain records of Inductor's scheduler nodes (the loop-level IR) and fused groups.
+
+Called from inside ``Scheduler._init`` (``V.graph`` is live there: several node methods need it).
+Index expressions and ranges stay sympy objects; everything else becomes str/list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch._inductor import ir as _ir
+from torch._inductor import scheduler as _sched
+from torch._inductor.virtualized import V
+
+_KINDS = (
+    ("ExternKernelSchedulerNode", "extern"),
+    ("NopKernelSchedulerNode", "nop"),
+    ("ForeachKernelSchedulerNode", "foreach"),
+    ("FusedMixOrderReductions", "fused"),
+    ("FusedSchedulerNode", "fused"),
+    ("GroupedSchedulerNode", "grouped"),
+)
+
+
+def node_kind(snode: Any) -> str:
+    for cls_name, kind in _KINDS:
+        cls = getattr(_sched, cls_name, None)
+        if cls is not None and isinstance(snode, cls):
+            return kind
+    if _is_template(snode):
+        return "template"
+    if isinstance(snode, _sched.SchedulerNode):
+        return "reduction" if snode.is_reduction() else "pointwise"
+    return "other"
+
+
+def _is_template(snode: Any) -> bool:
+    try:
+        return bool(snode.is_template())
+    except Exception:
+        return False
+
+
+def _dep_str(dep: Any) -> str:
+    """``buf0[c0 + 16*c1]`` for memory deps; ``buf0[*]`` where the dep has no index (StarDep, WeakDep)."""
+    try:
+        return f"{dep.name}[{dep.index}]"
+    except (NotImplementedError, AttributeError):
+        return f"{dep.name}[*]"
+
+
+def _origins(ir_node: Any) -> list[str]:
+    origins = getattr(ir_node, "origins", None) or ()
+    return [o.name for o in origins]
+
+
+def _layout(ir_node: Any) -> dict[str, Any]:
+    try:
+        layout = ir_node.get_layout()
+        return {
+            "dtype": str(layout.dtype),
+            "size": [str(s) for s in layout.size],
+            "stride": [str(s) for s in layout.stride],
+        }
+    except Exception:
+        return {"dtype": None, "size": [], "stride": []}
+
+
+def _device(ir_node: Any) -> str | None:
+    try:
+        device = ir_node.get_device()
+        return None if device is None else str(device.type)
+    except Exception:
+        return None
+
+
+def _extern_target(ir_node: Any) -> str | None:
+    for attr in ("python_kernel_name", "op_overload"):
+        value = getattr(ir_node, attr, None)
+        if value:
+            return str(value)
+    return None
+
+
+def loop_ir_record(snode: Any) -> dict[str, Any]:
+    """One pre-fusion scheduler node: what the loop IR says it computes."""
+    ir_node = snode.node
+    body = getattr(snode, "_body", None)
+    sizes = getattr(snode, "_sizes", None)
+    record: dict[str, Any] = {
+        "name": snode.get_name(),
+        "kind": node_kind(snode),
+        "buffers": [buf.get_name() for buf in snode.get_outputs()],
+        "device": _device(ir_node) if ir_node is not None else None,
+        "ranges": dict(body.var_ranges) if body is not None else {},
+        "sizes": [list(part) for part in sizes] if sizes is not None else [],
+        "indexing": dict(body.indexing_exprs) if body is not None else {},
+        "reads": sorted(_dep_str(d) for d in snode.read_writes.reads),
+        "writes": sorted(_dep_str(d) for d in snode.read_writes.writes),
+        "body": _body_text(snode, body),
+        "origins": _origins(ir_node) if ir_node is not None else [],
+        "extern_target": _extern_target(ir_node) if ir_node is not None else None,
+    }
+    record.update(_layout(ir_node) if ir_node is not None else {"dtype": None, "size": [], "stride": []})
+    return record
+
+
+def _body_text(snode: Any, body: Any) -> str:
+    if body is not None:
+        try:
+            return str(body.debug_str())
+        except Exception:
+            return str(body)
+    try:
+        return snode.debug_str()
+    except Exception:
+        return ""
+
+
+def fused_record(snode: Any) -> dict[str, Any]:
+    members = [n.get_name() for n in snode.get_nodes()]
+    kind = node_kind(snode)
+    if kind in ("pointwise", "reduction"):
+        kind = "single"
+    origins: list[str] = []
+    for member in snode.get_nodes():
+        for name in _origins(member.node) if member.node is not None else []:
+            if name not in origins:
+                origins.append(name)
+    return {"name": snode.get_name(), "kind": kind, "nodes": members, "origins": origins}
+
+
+def eliminated_records(kept: set[str]) -> list[dict[str, Any]]:
+    """Operations the graph lowered that the scheduler dropped before fusion (dead code)."""
+    out = []
+    for op in getattr(V.graph, "operations", []):
+        try:
+            name = op.get_operation_name()
+        except Exception:
+            continue
+        if name in kept:
+            continue
+        out.append(
+            {
+                "name": name,
+                "kind": "extern" if isinstance(op, _ir.ExternKernel) else "other",
+                "buffers": [b.get_name() for b in op.get_outputs()] if hasattr(op, "get_outputs") else [],
+                "device": _device(op),
+                "ranges": {}, "sizes": [], "indexing": {}, "reads": [], "writes": [],
+                "body": "", "origins": _origins(op), "extern_target": _extern_target(op),
+                **_layout(op),
+            }
+        )
+    return out
+
+
+def lowered_graph_module() -> Any:
+    """The post-grad GraphModule that ``GraphLowering`` lowered (its nodes carry provenance meta)."""
+    return getattr(V.graph, "module", None)
+
+
+def graph_flags() -> dict[str, bool]:
+    return {
+        "is_backward": bool(getattr(V.graph, "is_backward", False)),
+        "is_inference": bool(getattr(V.graph, "is_inference", False)),
+    }

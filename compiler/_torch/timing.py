@@ -1,0 +1,41 @@
+"""Per-stage compile times from Dynamo's own timers (``dynamo_timed`` -> compilation_time_metrics)."""
+
+from __future__ import annotations
+
+from torch._dynamo import utils as _dynamo_utils
+
+# Our stage name -> the timer keys Inductor/Dynamo record for it (summed; missing keys count 0).
+STAGE_TIMERS: dict[str, tuple[str, ...]] = {
+    "tracing": ("bytecode_tracing",),
+    "pre_grad": ("_recursive_pre_grad_passes",),
+    "joint_graph": ("_recursive_joint_graph_passes",),
+    "post_grad": ("_recursive_post_grad_passes",),
+    "lowering": ("GraphLowering.run",),
+    "scheduling": ("Scheduler.__init__",),
+    "codegen": ("Scheduler.codegen", "PythonWrapperCodegen.generate"),
+    "compile": ("PyCodeCache.load_by_key_path", "async_compile.wait"),
+    "autotuning": ("select_algorithm_autotune", "benchmark_all_configs", "CachingAutotuner.benchmark_all_configs"),
+}
+
+
+def _metrics() -> dict[str, list[float]]:
+    return getattr(_dynamo_utils, "compilation_time_metrics", {})
+
+
+def mark() -> dict[str, int]:
+    """How many samples each timer holds now."""
+    return {key: len(values) for key, values in _metrics().items()}
+
+
+def since(start: dict[str, int]) -> dict[str, float]:
+    """Seconds per timer key recorded after ``start``."""
+    out: dict[str, float] = {}
+    for key, values in _metrics().items():
+        new = values[start.get(key, 0):]
+        if new:
+            out[key] = float(sum(new))
+    return out
+
+
+def stages(raw: dict[str, float]) -> dict[str, float]:
+    return {stage: round(sum(raw.get(k, 0.0) for k in keys), 6) for stage, keys in STAGE_TIMERS.items()}

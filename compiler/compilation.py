@@ -1,0 +1,135 @@
+"""Compilation: every graph of one torch.compile run, its settings, timings and live handles."""
+
+from __future__ import annotations
+
+import json
+import linecache
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from .stages import GraphCapture, _Rendered
+
+
+def tensor_specs(values: Any) -> list[dict[str, Any]]:
+    """Shape/dtype/device of every tensor in a (nested) tuple/list/dict of values, in order."""
+    out: list[dict[str, Any]] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            out.append({"shape": [int(s) if isinstance(s, int) else str(s) for s in value.shape],
+                        "dtype": str(value.dtype), "device": str(value.device),
+                        "requires_grad": bool(value.requires_grad)})
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+
+    visit(values)
+    return out
+
+
+def user_sources(graphs: list[GraphCapture]) -> dict[str, dict[int, str]]:
+    """The text of every user source line any node or kernel points at (kept so loaded traces show it)."""
+    wanted: dict[str, set[int]] = {}
+    for graph in graphs:
+        for stage in (graph.fx, graph.post_grad):
+            for node in stage.nodes:
+                for file, line, _ in node.stack:
+                    wanted.setdefault(file, set()).add(line)
+        for kernel in graph.kernels:
+            for file, line in kernel.user_lines:
+                wanted.setdefault(file, set()).add(line)
+    sources: dict[str, dict[int, str]] = {}
+    for file, lines in wanted.items():
+        texts = {line: linecache.getline(file, line).rstrip("\n") for line in sorted(lines)}
+        sources[file] = {line: text for line, text in texts.items() if text}
+    return sources
+
+
+@dataclass(repr=False)
+class Compilation(_Rendered):
+    function: str
+    device: str
+    device_name: str
+    torch: str
+    triton: str | None
+    python: str
+    created: str
+    toggles: dict[str, Any]
+    inductor_overrides: dict[str, Any]
+    backward: bool
+    timings: dict[str, float]
+    inputs: list[dict[str, Any]]
+    output_specs: list[dict[str, Any]]
+    graphs: list[GraphCapture]
+    sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    # live handles: present only in the process that compiled
+    outputs: Any = None
+    compiled: Any = None
+    target: Any = None
+    example_inputs: tuple[Any, ...] | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.compiled is not None
+
+    @property
+    def kernels(self) -> list[Any]:
+        return [k for g in self.graphs for k in g.kernels]
+
+    def graph(self, key: int | str) -> GraphCapture:
+        for g in self.graphs:
+            if key in (g.index, g.id):
+                return g
+        raise KeyError(f"no graph {key!r}; graphs: {[g.id for g in self.graphs]}")
+
+    def run(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Call the compiled function again (defaults to the example inputs)."""
+        if not self.live:
+            raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
+                               "compile it again with explorer.compile(...)")
+        return self.compiled(*(inputs or self.example_inputs or ()), **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        from .serialize import to_json
+
+        return to_json(self)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(json.dumps(self.to_json(), indent=1))
+        return path
+
+    def to_html(self, path: str | Path) -> Path:
+        """Write one self-contained HTML file with the explorer view (opens without a kernel or network)."""
+        from . import views
+
+        write = views.renderer("html")
+        if write is None:
+            raise ImportError("the explorer view is not available: import explorer (and install "
+                              "inductor-explorer[widgets]) to write HTML")
+        return Path(write(self.to_json(), path))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Notebooks show the explorer widget when it is available, else the static HTML rendering."""
+        from . import views
+        from .render import html_of
+
+        widget = views.renderer("widget")
+        if widget is not None:
+            try:
+                return widget(self.to_json())._repr_mimebundle_(include=include, exclude=exclude)
+            except Exception:
+                pass
+        return {"text/plain": repr(self), "text/html": html_of(self)}
+
+    def __repr__(self) -> str:
+        kernels = sum(len(g.kernels) for g in self.graphs)
+        origin = "" if self.live else ", loaded"
+        return (f"Compilation({self.function} on {self.device}: {len(self.graphs)} graphs, {kernels} kernels, "
+                f"{self.timings.get('total', 0):.2f}s{origin})")

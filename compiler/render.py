@@ -1,0 +1,220 @@
+"""One rendering function per stage class, for terminals (rich) and notebooks (HTML).
+
+HTML uses pygments with inline styles (no stylesheet), so it renders the same in JupyterLab, VS Code
+and nbconvert; every trace string is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import singledispatch
+from typing import Any
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CppLexer, PythonLexer, TextLexer
+from rich.console import Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from .compilation import Compilation
+from .stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, Wrapper
+
+_LEXERS = {"cpp": ("cpp", CppLexer), "triton": ("python", PythonLexer), "template": ("python", PythonLexer),
+           "extern": ("python", PythonLexer), "python": ("python", PythonLexer), "text": ("text", TextLexer)}
+_MAX_ROWS = 60
+
+
+def _where(user_line: Any) -> str:
+    if not user_line:
+        return ""
+    file, line = user_line[0], user_line[1]
+    return f"{file.rsplit('/', 1)[-1]}:{line}"
+
+
+# ------------------------------------------------------------------------------------------ rich
+
+
+@singledispatch
+def rich_of(obj: Any) -> Any:
+    return Text(repr(obj))
+
+
+@rich_of.register
+def _(node: FxNode) -> Any:
+    text = Text(f"{node.name}", style="bold")
+    text.append(f" = {node.target}{node.args}", style="cyan")
+    if node.shape is not None:
+        text.append(f"  {node.dtype} {list(node.shape)}", style="dim")
+    if node.user_line:
+        text.append(f"  @ {_where(node.user_line)}", style="green")
+    return text
+
+
+@rich_of.register
+def _(stage: FxStage) -> Any:
+    table = Table(title=f"{stage.stage} graph ({len(stage.nodes)} nodes)", show_lines=False)
+    for column in ("node", "op", "target", "shape", "user line", "links"):
+        table.add_column(column)
+    for node in stage.nodes[:_MAX_ROWS]:
+        links = node.fx if stage.stage == "post_grad" else node.post_grad
+        table.add_row(node.name, node.op, node.target, f"{node.dtype or ''} {node.shape or ''}".strip(),
+                      _where(node.user_line), ", ".join(links + node.kernels))
+    if len(stage.nodes) > _MAX_ROWS:
+        table.caption = f"... {len(stage.nodes) - _MAX_ROWS} more nodes"
+    return table
+
+
+@rich_of.register
+def _(node: LoopIRNode) -> Any:
+    head = Text(f"{node.name} ", style="bold")
+    head.append(node.kind, style="magenta")
+    head.append(f"  ranges {dict((str(k), str(v)) for k, v in node.ranges.items())}", style="dim")
+    head.append(f"  -> {'eliminated' if node.eliminated else node.group}", style="yellow")
+    lines = [head, Text(f"  from {', '.join(node.origins)}; reads {', '.join(node.reads)}", style="dim")]
+    lines += [Text(f"  {name} = {expr}") for name, expr in node.indexing.items()]
+    return Group(*lines)
+
+
+@rich_of.register
+def _(group: FusedGroup) -> Any:
+    return Text(f"{group.name} [{group.kind}] nodes={group.nodes} -> kernels={group.kernels}")
+
+
+@rich_of.register
+def _(kernel: Kernel) -> Any:
+    lexer = _LEXERS.get(kernel.language, _LEXERS["text"])[0]
+    marked = set(kernel.line_nodes)
+    syntax = Syntax(kernel.source, lexer, line_numbers=True, highlight_lines=marked, word_wrap=False)
+    prov = Table.grid(padding=(0, 1))
+    prov.add_row("group", str(kernel.group))
+    prov.add_row("post-grad nodes", ", ".join(kernel.post_grad_nodes))
+    prov.add_row("fx nodes", ", ".join(kernel.fx_nodes))
+    prov.add_row("user lines", ", ".join(_where(u) for u in kernel.user_lines))
+    return Panel(Group(prov, syntax), title=f"{kernel.id} ({kernel.language})", expand=False)
+
+
+@rich_of.register
+def _(wrapper: Wrapper) -> Any:
+    return Syntax(wrapper.source, "python", line_numbers=True)
+
+
+@rich_of.register
+def _(graph: GraphCapture) -> Any:
+    return _graph_tree(graph, Tree(Text(repr(graph), style="bold")), full=True)
+
+
+def _graph_tree(graph: GraphCapture, tree: Tree, full: bool) -> Tree:
+    tree.add(rich_of(graph.fx) if full else Text(repr(graph.fx)))
+    tree.add(rich_of(graph.post_grad) if full else Text(repr(graph.post_grad)))
+    ir = tree.add(Text(f"loop IR ({len(graph.loop_ir)} nodes)"))
+    for node in graph.loop_ir:
+        ir.add(rich_of(node))
+    fused = tree.add(Text(f"fused ({len(graph.fused)} groups)"))
+    for group in graph.fused:
+        fused.add(rich_of(group))
+    for reason in graph.not_fused[:10]:
+        fused.add(Text(f"not fused: {reason.node1} + {reason.node2}: {reason.reason}", style="dim"))
+    kernels = tree.add(Text(f"kernels ({len(graph.kernels)})"))
+    for kernel in graph.kernels:
+        kernels.add(rich_of(kernel))
+    tree.add(Text(f"wrapper: {repr(graph.wrapper)}"))
+    tune = tree.add(Text(f"autotune ({len(graph.autotune)} records)"))
+    for rec in graph.autotune[:20]:
+        tune.add(Text(f"{'*' if rec.chosen else ' '} {rec.kernel}: {rec.choice} {rec.time_ms:.4f} ms"))
+    return tree
+
+
+@rich_of.register
+def _(c: Compilation) -> Any:
+    tree = Tree(Text(repr(c), style="bold"))
+    info = tree.add(Text("settings"))
+    info.add(f"torch {c.torch}, triton {c.triton}, {c.device_name}")
+    info.add(f"toggles: {c.toggles or 'none'}; inductor overrides: {c.inductor_overrides or 'none'}")
+    info.add("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in c.timings.items() if v))
+    for graph in c.graphs:
+        _graph_tree(graph, tree.add(Text(repr(graph), style="bold")), full=False)
+    return tree
+
+
+# ------------------------------------------------------------------------------------------ HTML
+
+
+def _code_html(source: str, language: str) -> str:
+    lexer = _LEXERS.get(language, _LEXERS["text"])[1]()
+    formatter = HtmlFormatter(noclasses=True, linenos="inline", style="default", nobackground=False)
+    return highlight(source, lexer, formatter)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+@singledispatch
+def html_of(obj: Any) -> str:
+    return f"<pre>{html.escape(repr(obj))}</pre>"
+
+
+@html_of.register
+def _(node: FxNode) -> str:
+    return f"<code>{html.escape(str(rich_of(node)))}</code>"
+
+
+@html_of.register
+def _(stage: FxStage) -> str:
+    rows = [[n.name, n.op, n.target, f"{n.dtype or ''} {n.shape if n.shape is not None else ''}".strip(),
+             _where(n.user_line), ", ".join(n.kernels)] for n in stage.nodes]
+    return (f"<details open><summary>{html.escape(repr(stage))}</summary>"
+            + _table(["node", "op", "target", "shape", "user line", "kernels"], rows) + "</details>")
+
+
+@html_of.register
+def _(node: LoopIRNode) -> str:
+    rows = [[k, str(v)] for k, v in node.indexing.items()]
+    return (f"<div><b>{html.escape(repr(node))}</b>" + _table(["index", "expression"], rows)
+            + _code_html(node.body, "text") + "</div>")
+
+
+@html_of.register
+def _(group: FusedGroup) -> str:
+    return f"<code>{html.escape(repr(group))}</code>"
+
+
+@html_of.register
+def _(kernel: Kernel) -> str:
+    lexer = _LEXERS.get(kernel.language, _LEXERS["text"])[0]
+    prov = _table(["group", "post-grad nodes", "fx nodes", "user lines"],
+                  [[str(kernel.group), ", ".join(kernel.post_grad_nodes), ", ".join(kernel.fx_nodes),
+                    ", ".join(_where(u) for u in kernel.user_lines)]])
+    return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov
+            + _code_html(kernel.source, lexer) + "</div>")
+
+
+@html_of.register
+def _(wrapper: Wrapper) -> str:
+    return _code_html(wrapper.source, "python")
+
+
+@html_of.register
+def _(graph: GraphCapture) -> str:
+    parts = [f"<h4>{html.escape(repr(graph))}</h4>", html_of(graph.fx), html_of(graph.post_grad),
+             "<details><summary>loop IR</summary>" + "".join(html_of(n) for n in graph.loop_ir) + "</details>",
+             "<details><summary>fused groups</summary>" + "".join(html_of(g) + "<br>" for g in graph.fused) + "</details>",
+             "<details open><summary>kernels</summary>" + "".join(html_of(k) for k in graph.kernels) + "</details>",
+             "<details><summary>wrapper</summary>" + html_of(graph.wrapper) + "</details>"]
+    if graph.autotune:
+        parts.append(_table(["kernel", "choice", "ms", "chosen"],
+                            [[a.kernel, a.choice, f"{a.time_ms:.4f}", "*" if a.chosen else ""] for a in graph.autotune]))
+    return "<div>" + "".join(parts) + "</div>"
+
+
+@html_of.register
+def _(c: Compilation) -> str:
+    summary = _table(["function", "device", "torch", "toggles", "total time"],
+                     [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
+    return "<div>" + summary + "".join(html_of(g) for g in c.graphs) + "</div>"

@@ -1,0 +1,216 @@
+"""The stage objects of one compilation: plain dataclasses, linked by ids.
+
+Every object prints itself three ways from one place (``render.py``): a short ``__repr__``, ``__rich__``
+for terminals and ``_repr_html_`` for notebooks. Live handles (GraphModules, the compiled callable)
+exist only in the process that compiled; loaded compilations carry the same data without them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import sympy
+
+
+class _Rendered:
+    """Mixin: rich and HTML renderings come from compiler.render (one function per class)."""
+
+    def __rich__(self) -> Any:
+        from . import render
+
+        return render.rich_of(self)
+
+    def _repr_html_(self) -> str:
+        from . import render
+
+        return render.html_of(self)
+
+
+@dataclass(repr=False)
+class FxNode(_Rendered):
+    name: str
+    op: str
+    target: str
+    args: str = ""
+    shape: list[Any] | None = None
+    dtype: str | None = None
+    inputs: list[str] = field(default_factory=list)
+    users: list[str] = field(default_factory=list)
+    user_line: tuple[str, int] | None = None  # (filename, lineno) of the innermost user frame
+    stack: list[tuple[str, int, str]] = field(default_factory=list)
+    fx: list[str] = field(default_factory=list)  # post-grad node -> Dynamo FX nodes it came from
+    post_grad: list[str] = field(default_factory=list)  # Dynamo FX node -> post-grad nodes made from it
+    loop_ir: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        shape = "" if self.shape is None else f" {self.dtype} {list(self.shape)}"
+        return f"FxNode({self.name}: {self.op} {self.target}{shape})"
+
+
+@dataclass(repr=False)
+class FxStage(_Rendered):
+    """An FX graph: Dynamo's (``stage='fx'``) or the post-grad ATen graph (``stage='post_grad'``)."""
+
+    stage: str
+    code: str
+    nodes: list[FxNode]
+    module: Any = None  # torch.fx.GraphModule while live
+
+    def node(self, name: str) -> FxNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no node {name!r} in the {self.stage} graph; nodes: {[n.name for n in self.nodes][:20]}")
+
+    def __iter__(self) -> Iterator[FxNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, key: int | str) -> FxNode:
+        return self.node(key) if isinstance(key, str) else self.nodes[key]
+
+    def __repr__(self) -> str:
+        ops = sum(1 for n in self.nodes if n.op == "call_function")
+        return f"FxStage({self.stage}, {len(self.nodes)} nodes, {ops} calls)"
+
+
+@dataclass(repr=False)
+class LoopIRNode(_Rendered):
+    name: str
+    kind: str  # pointwise | reduction | extern | template | nop | foreach | other
+    buffers: list[str] = field(default_factory=list)
+    device: str | None = None
+    dtype: str | None = None
+    size: list[str] = field(default_factory=list)
+    stride: list[str] = field(default_factory=list)
+    ranges: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    sizes: list[list[sympy.Expr]] = field(default_factory=list)
+    indexing: dict[str, sympy.Expr] = field(default_factory=dict)
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    body: str = ""
+    origins: list[str] = field(default_factory=list)  # post-grad node names
+    extern_target: str | None = None
+    group: str | None = None
+    eliminated: bool = False
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        ranges = ", ".join(f"{v}<{r}" for v, r in self.ranges.items())
+        state = " eliminated" if self.eliminated else f" -> {self.group}"
+        return f"LoopIRNode({self.name}: {self.kind} [{ranges}] from {self.origins}{state})"
+
+
+@dataclass(repr=False)
+class FusedGroup(_Rendered):
+    name: str
+    kind: str
+    nodes: list[str]
+    origins: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"FusedGroup({self.name}: {self.kind}, {len(self.nodes)} nodes -> {self.kernels})"
+
+
+@dataclass(frozen=True)
+class NotFused:
+    """Inductor's reason for keeping two loop-IR nodes in separate kernels."""
+
+    node1: str
+    node2: str
+    reason: str
+
+
+@dataclass(repr=False)
+class Kernel(_Rendered):
+    id: str
+    name: str
+    language: str  # cpp | triton | extern | template
+    source: str
+    group: str | None = None
+    loop_ir: list[str] = field(default_factory=list)
+    post_grad_nodes: list[str] = field(default_factory=list)
+    fx_nodes: list[str] = field(default_factory=list)
+    user_lines: list[tuple[str, int]] = field(default_factory=list)
+    line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
+    wrapper_lines: list[int] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    def __repr__(self) -> str:
+        return (f"Kernel({self.id}: {self.language}, {len(self.lines)} lines, group={self.group}, "
+                f"nodes={self.post_grad_nodes})")
+
+
+@dataclass(repr=False)
+class Wrapper(_Rendered):
+    source: str
+    kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
+
+    def __repr__(self) -> str:
+        return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"
+
+
+@dataclass(frozen=True)
+class AutotuneRecord:
+    kernel: str
+    choice: str
+    time_ms: float
+    chosen: bool
+    source: str  # "select_algorithm" (max-autotune choices) | "triton_heuristics" (kernel configs)
+
+
+STAGE_NAMES = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
+
+
+@dataclass(repr=False)
+class GraphCapture(_Rendered):
+    """Everything Inductor produced for one graph (one Dynamo graph's forward, backward or inference)."""
+
+    index: int
+    kind: str  # forward | backward | inference
+    dynamo_graph: int
+    fx: FxStage
+    post_grad: FxStage
+    loop_ir: list[LoopIRNode]
+    fused: list[FusedGroup]
+    kernels: list[Kernel]
+    wrapper: Wrapper
+    autotune: list[AutotuneRecord] = field(default_factory=list)
+    not_fused: list[NotFused] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    compiled_fn: Any = None  # Inductor's callable for this graph while live
+
+    @property
+    def id(self) -> str:
+        return f"g{self.index}"
+
+    @property
+    def stages(self) -> "OrderedDict[str, Any]":
+        return OrderedDict((name, getattr(self, name)) for name in STAGE_NAMES)
+
+    def kernel(self, key: str) -> Kernel:
+        for k in self.kernels:
+            if key in (k.id, k.name):
+                return k
+        raise KeyError(f"no kernel {key!r}; kernels: {[k.id for k in self.kernels]}")
+
+    def loop_ir_node(self, name: str) -> LoopIRNode:
+        for n in self.loop_ir:
+            if n.name == name:
+                return n
+        raise KeyError(f"no loop-IR node {name!r}")
+
+    def __repr__(self) -> str:
+        return (f"GraphCapture({self.id} {self.kind}, dynamo graph {self.dynamo_graph}: {len(self.fx)} fx nodes, "
+                f"{len(self.post_grad)} post-grad nodes, {len(self.loop_ir)} loop-IR nodes, "
+                f"{len(self.fused)} fused groups, {len(self.kernels)} kernels)")

@@ -1,0 +1,62 @@
+"""Sympy expressions to strings and back, without ``eval``.
+
+``sympy.sympify`` evaluates Python, and a trace file may come from anyone: loading one must run no
+code. Strings are parsed with ``ast`` and only arithmetic, names, numbers and calls of plain names are
+turned into sympy objects; Inductor's own index functions (FloorDiv, ModularIndexing, ...) come back
+as undefined sympy functions of the same name, which print and compare as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+import sympy
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.FloorDiv: lambda a, b: sympy.floor(a / b),
+    ast.Mod: sympy.Mod,
+}
+_KNOWN_FUNCTIONS = {"Min": sympy.Min, "Max": sympy.Max, "floor": sympy.floor, "ceiling": sympy.ceiling,
+                    "Abs": sympy.Abs, "Mod": sympy.Mod}
+
+
+class ExpressionError(ValueError):
+    pass
+
+
+def to_text(expr: Any) -> str:
+    return str(expr)
+
+
+def from_text(text: str) -> sympy.Expr:
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"not an index expression: {text!r}") from exc
+    return _convert(tree.body, text)
+
+
+def _convert(node: ast.AST, text: str) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return sympy.Integer(node.value) if isinstance(node.value, int) else sympy.Float(node.value)
+    if isinstance(node, ast.Name):
+        if node.id in ("oo", "inf"):
+            return sympy.oo
+        return sympy.Symbol(node.id, integer=True)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _convert(node.operand, text)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_convert(node.left, text), _convert(node.right, text))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        args = [_convert(a, text) for a in node.args]
+        known = _KNOWN_FUNCTIONS.get(node.func.id)
+        return known(*args) if known else sympy.Function(node.func.id)(*args)
+    raise ExpressionError(f"unsupported syntax in index expression {text!r}")

@@ -1,0 +1,120 @@
+"""Named Inductor toggles: what each maps to on the installed torch, and checks before compiling.
+
+A toggle lists the config keys that have spelled it across releases; the first key the installed
+Inductor has wins (feature probe, no version checks). Raw Inductor keys (``"triton.cudagraphs"``) are
+accepted too, as an escape hatch. Everything is validated before anything is compiled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ._torch import inductor_config
+
+
+class ToggleError(ValueError):
+    """A config request that cannot be compiled as asked; nothing was compiled."""
+
+
+@dataclass(frozen=True)
+class Toggle:
+    name: str
+    keys: tuple[str, ...]  # candidate Inductor keys, newest spelling first
+    description: str
+    value_type: type = bool
+
+    @property
+    def key(self) -> str | None:
+        """The key the installed Inductor uses, or None when it lacks this toggle."""
+        return next((k for k in self.keys if inductor_config.has_key(k)), None)
+
+
+TOGGLES: dict[str, Toggle] = {
+    t.name: t
+    for t in (
+        Toggle("native_matmul", ("triton.native_matmul", "native_matmul"),
+               "Generate matmuls as tl.dot inside fused Triton kernels instead of calling an extern mm."),
+        Toggle("deterministic", ("deterministic",),
+               "Bitwise-reproducible results: turns off autotuning and other sources of run-to-run variation."),
+        Toggle("loop_ordering_after_fusion", ("loop_ordering_after_fusion",),
+               "Reorder loops after fusion so nodes reading a tensor and its transpose can still fuse."),
+        Toggle("combo_kernels", ("combo_kernels",),
+               "Combine independent small kernels into one launch (horizontal fusion across groups)."),
+        Toggle("use_block_ptr", ("triton.use_block_ptr",),
+               "Use tl.make_block_ptr for loads and stores in Triton kernels."),
+        Toggle("max_autotune", ("max_autotune",),
+               "Benchmark Triton templates and extern choices for matmuls/convs and pick the fastest."),
+        Toggle("coordinate_descent_tuning", ("coordinate_descent_tuning",),
+               "Refine pointwise/reduction block sizes by coordinate descent after autotuning."),
+        Toggle("emulate_precision_casts", ("emulate_precision_casts",),
+               "Round intermediates to their low-precision dtype as eager does, for closer numerics."),
+    )
+}
+
+# Pairs Inductor refuses (or miscompiles) when both are on.
+CONFLICTS: tuple[tuple[str, str, str], ...] = (
+    ("native_matmul", "use_block_ptr", "native matmul does not support block pointers"),
+)
+
+
+def available() -> dict[str, Toggle]:
+    """Registered toggles the installed torch has."""
+    return {name: t for name, t in TOGGLES.items() if t.key is not None}
+
+
+def _valid_names() -> str:
+    names = ", ".join(sorted(available()))
+    return f"valid toggles: {names}; or any raw Inductor key such as 'triton.cudagraphs'"
+
+
+def _check_type(name: str, value: Any, expected: type) -> None:
+    ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        raise ToggleError(f"{name!r} takes a {expected.__name__}, got {value!r} ({type(value).__name__})")
+
+
+def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Toggle names / raw keys -> Inductor key -> value, or ToggleError naming what is wrong."""
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise ToggleError(f"config must be a dict of toggle names to values, got {type(config).__name__}")
+    settings: dict[str, Any] = {}
+    for name, value in config.items():
+        if not isinstance(name, str):
+            raise ToggleError(f"config keys must be strings, got {name!r}")
+        toggle = TOGGLES.get(name)
+        if toggle is not None:
+            key = toggle.key
+            if key is None:
+                raise ToggleError(
+                    f"toggle {name!r} is not supported by the installed torch (none of {list(toggle.keys)} exist); "
+                    + _valid_names()
+                )
+            _check_type(name, value, toggle.value_type)
+        elif inductor_config.has_key(name):
+            key = name
+            current = inductor_config.default(key)
+            if isinstance(current, (bool, int, float, str)):
+                _check_type(name, value, type(current))
+        else:
+            raise ToggleError(f"unknown toggle {name!r}; " + _valid_names())
+        settings[key] = value
+    _check_conflicts(settings)
+    return settings
+
+
+def _check_conflicts(settings: Mapping[str, Any]) -> None:
+    for first, second, why in CONFLICTS:
+        key1, key2 = TOGGLES[first].key, TOGGLES[second].key
+        if key1 and key2 and settings.get(key1) and settings.get(key2):
+            raise ToggleError(f"{first!r} and {second!r} cannot both be on: {why}")
+
+
+def toggle_names_for(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Inductor key -> value back to toggle names where one exists (raw keys stay as they are)."""
+    by_key = {t.key: name for name, t in available().items()}
+    return {by_key.get(key, key): value for key, value in settings.items()}

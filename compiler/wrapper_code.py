@@ -1,0 +1,91 @@
+"""Reading Inductor's generated wrapper module: kernel definitions and where each kernel is called.
+
+The wrapper is ordinary Python, so kernels are found with ``ast`` (assignments of the form
+``name = async_compile.<backend>(..., '''source''', ...)``), not with regular expressions over the text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+_HANDLE_COMMENT = re.compile(r"#\s*\[Provenance debug handles\]\s*(?P<key>\S+)")
+
+
+@dataclass
+class KernelDefinition:
+    name: str
+    language: str  # cpp | triton | template | other
+    source: str
+    lines: tuple[int, int]  # 1-based, inclusive, in the wrapper
+    calls: list[int] = field(default_factory=list)
+
+
+def _language(backend: str, name: str, source: str) -> str:
+    if backend == "triton":
+        if name.startswith("triton_tem") or "@triton_heuristics.template" in source:
+            return "template"
+        return "triton"
+    if backend.startswith("cpp"):
+        return "cpp"
+    return backend
+
+
+def kernel_definitions(wrapper: str) -> dict[str, KernelDefinition]:
+    try:
+        tree = ast.parse(wrapper)
+    except SyntaxError:
+        return {}
+    found: dict[str, KernelDefinition] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        call = stmt.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        owner = call.func.value
+        if not (isinstance(owner, ast.Name) and owner.id == "async_compile"):
+            continue
+        strings = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not strings:
+            continue
+        name = stmt.targets[0].id
+        source = max(strings, key=len).strip("\n")
+        found[name] = KernelDefinition(
+            name=name,
+            language=_language(call.func.attr, name, source),
+            source=source,
+            lines=(stmt.lineno, stmt.end_lineno or stmt.lineno),
+        )
+    _find_calls(wrapper, found)
+    return found
+
+
+def _find_calls(wrapper: str, found: dict[str, KernelDefinition]) -> None:
+    if not found:
+        return
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, found)) + r")(\.run)?\(")
+    for lineno, line in enumerate(wrapper.splitlines(), start=1):
+        match = pattern.search(line)
+        if match is None:
+            continue
+        definition = found[match.group(1)]
+        if not (definition.lines[0] <= lineno <= definition.lines[1]):
+            definition.calls.append(lineno)
+
+
+def handle_call_lines(wrapper: str) -> dict[str, tuple[int, str]]:
+    """Provenance key (``name:handle``) -> (line number, text) of the wrapper call it annotates."""
+    lines = wrapper.splitlines()
+    out: dict[str, tuple[int, str]] = {}
+    for index, line in enumerate(lines):
+        match = _HANDLE_COMMENT.search(line)
+        if match is None:
+            continue
+        for follow in range(index + 1, min(index + 4, len(lines))):
+            text = lines[follow].strip()
+            if text and not text.startswith("#"):
+                out[match["key"]] = (follow + 1, text)
+                break
+    return out

@@ -1,0 +1,62 @@
+"""Compiled fixtures are shared by the whole session: CPU compiles take seconds each."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from tests import workloads
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU: run `pytest -m gpu` on the device machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def reduction_compilation():
+    torch.manual_seed(0)
+    x = torch.randn(32, 64)
+    return explorer.compile(workloads.reduction_with_pointwise, x), (x,)
+
+
+@pytest.fixture(scope="session")
+def matmul_compilation():
+    torch.manual_seed(0)
+    args = (torch.randn(16, 32), torch.randn(32, 48), torch.randn(48))
+    return explorer.compile(workloads.matmul_epilogue, *args), args
+
+
+@pytest.fixture(scope="session")
+def graph_break_compilation():
+    x = torch.randn(8, 8)
+    return explorer.compile(workloads.with_graph_break, x), (x,)
+
+
+@pytest.fixture(scope="session")
+def training_compilation():
+    torch.manual_seed(0)
+    model = workloads.TinyMLP()
+    x = torch.randn(4, 16)
+    return explorer.compile(model, x, backward=True), (model, x)
+
+
+@pytest.fixture(scope="session")
+def demo_compilation():
+    from explorer.demo import example
+
+    model, x = example()
+    with torch.no_grad():
+        return explorer.compile(model, x), (model, x)
+
+
+@pytest.fixture(scope="session")
+def all_compilations(reduction_compilation, matmul_compilation, graph_break_compilation, training_compilation,
+                     demo_compilation):
+    return [reduction_compilation[0], matmul_compilation[0], graph_break_compilation[0],
+            training_compilation[0], demo_compilation[0]]

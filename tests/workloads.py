@@ -1,0 +1,47 @@
+"""Small workloads that each exercise one thing Inductor does (shared by tests and benchmarks)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def reduction_with_pointwise(x: torch.Tensor) -> torch.Tensor:
+    """relu(x * 2 + 1).sum(-1): pointwise ops fused into a reduction."""
+    y = torch.relu(x * 2 + 1)
+    return y.sum(-1)
+
+
+def matmul_epilogue(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """An extern mm followed by a fused bias + GELU epilogue kernel."""
+    y = x @ w
+    return torch.nn.functional.gelu(y + b)
+
+
+def with_graph_break(x: torch.Tensor) -> torch.Tensor:
+    """Two graphs: Dynamo cannot trace the print."""
+    y = torch.sin(x) + 1
+    print("graph break here")
+    return torch.cos(y) * 2
+
+
+def transpose_sum(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A reduction over x and pointwise ops over x and its transpose: loop ordering decides the fusion."""
+    a = x.sum(-1)
+    b = (x.t() + 1) * 2
+    c = torch.relu(x.t())
+    return a, b + c
+
+
+class TinyMLP(nn.Module):
+    """LayerNorm + two Linears with parameters (a training step gives forward and backward graphs)."""
+
+    def __init__(self, dim: int = 16, hidden: int = 32) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc1(self.norm(x)))
+        return self.fc2(h)
