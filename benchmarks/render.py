@@ -95,7 +95,7 @@ extern "C" void kernel(const float* in_ptr0, const float* in_ptr1, float* out_pt
 """
 
 
-def synthetic_trace(layers: int = 52) -> dict:
+def synthetic_trace(layers: int = 53) -> dict:
     """A schema-conformant trace with `layers` transformer blocks (38 FX nodes each)."""
     fx_nodes, pg_nodes, loop_ir, fused, kernels = [], [], [], [], []
     wrapper = ["# AOT ID: ['0_inference']", "from torch._inductor.select_algorithm import extern_kernels", "", "def call(args):"]
@@ -111,7 +111,7 @@ def synthetic_trace(layers: int = 52) -> dict:
             full = f"l{layer}_{name}"
             local[name] = full
             fx_nodes.append(_fx(full, op, target, [local[i] for i in inputs], line))
-            pg_name = f"{'mm' if name in _MATMULS else name}_{layer}"
+            pg_name = f"mm_{layer}_{name}" if name in _MATMULS else f"{name}_{layer}"
             local_pg[name] = pg_name
             pg_nodes.append(_pg(pg_name, "call_function" if op != "get_attr" else "placeholder",
                                 "aten.mm.default" if name in _MATMULS else f"aten.{name}.default",
@@ -248,7 +248,7 @@ def first_render_ms(html_path: Path, chromium: str, repeat: int = 3) -> list[dic
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", type=int, default=52, help="transformer blocks (38 FX nodes each)")
+    parser.add_argument("--layers", type=int, default=53, help="transformer blocks (38 FX nodes each)")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium measurement")
     args = parser.parse_args()

@@ -105,8 +105,11 @@ export class GraphView {
     const fitK = Math.min(W / width, H / height, 1);
     if (fitK >= 0.6) this.fit();
     else {
+      // Too big to read whole: start at the top, centred on the first nodes.
       const k = Math.max(0.75, Math.min(1, W / width));
-      this.view = { k, x: W / 2 - (width / 2) * k, y: 10 };
+      const top = this.rows.find((row) => row && row.length) || [];
+      const cx = top.length ? top.reduce((acc, n) => acc + this.layout.pos.get(n).x, 0) / top.length : width / 2;
+      this.view = { k, x: W / 2 - cx * k, y: 10 };
       this._schedule(true);
     }
   }

@@ -61,7 +61,7 @@ function topoOrder(names, preds, succs) {
 }
 
 /** Place one rank's nodes near their desired x without overlaps, keeping the mean displacement zero. */
-function placeRank(nodes, desired, width) {
+function placeRank(nodes, desired, width, anchored) {
   nodes.sort((a, b) => desired.get(a) - desired.get(b));
   const xs = [];
   let prevRight = -Infinity;
@@ -71,15 +71,23 @@ function placeRank(nodes, desired, width) {
     xs.push(x);
     prevRight = x + w / 2;
   }
+  // Shift the packed rank back so anchored nodes (not weights/inputs) sit, on average, where they want to.
   let shift = 0;
-  nodes.forEach((n, i) => (shift += desired.get(n) - xs[i]));
-  shift /= nodes.length || 1;
+  let count = 0;
+  nodes.forEach((n, i) => {
+    if (!anchored(n)) return;
+    shift += desired.get(n) - xs[i];
+    count += 1;
+  });
+  if (!count) nodes.forEach((n, i) => (shift += desired.get(n) - xs[i]));
+  shift /= count || nodes.length || 1;
   const out = new Map();
   nodes.forEach((n, i) => out.set(n, xs[i] + shift));
   return out;
 }
 
-function fastLayout(names, preds, succs, width) {
+function fastLayout(names, allPreds, succs, width) {
+  let preds = allPreds;
   const { order, rank } = rankNodes(names, preds, succs);
   const ranks = [];
   for (const n of order) {
@@ -97,30 +105,54 @@ function fastLayout(names, preds, succs, width) {
     const half = cursor / 2;
     nodes.forEach((n) => x.set(n, x.get(n) - half));
   }
-  const sweep = (rankList, neighbours) => {
+  // Nodes with no neighbour on the sweep's side (weights, placeholders) follow the
+  // other side instead of staying where they are: otherwise they pin their rank
+  // and the main chain drifts sideways layer after layer.
+  const sweep = (rankList, neighbours, other) => {
     for (const nodes of rankList) {
       if (!nodes || nodes.length === 0) continue;
       const desired = new Map();
       for (const n of nodes) {
-        const nb = neighbours.get(n);
+        let nb = neighbours.get(n);
+        if (nb.length === 0) nb = other.get(n);
         if (nb.length === 0) desired.set(n, x.get(n));
         else desired.set(n, nb.reduce((acc, m) => acc + x.get(m), 0) / nb.length);
       }
-      for (const [n, v] of placeRank(nodes.slice(), desired, width)) x.set(n, v);
+      for (const [n, v] of placeRank(nodes.slice(), desired, width, anchored)) x.set(n, v);
     }
   };
+  // Weights and inputs (nodes without inputs) do not pull their users sideways:
+  // a chain of layers each reading its own weights would otherwise slide a
+  // little further per layer.
+  const isSource = (n) => allPreds.get(n).length === 0;
+  const mainPreds = new Map(names.map((n) => {
+    const main = preds.get(n).filter((p) => !isSource(p));
+    return [n, main.length ? main : preds.get(n)];
+  }));
+  preds = mainPreds;
+  const anchored = (n) => !isSource(n);
   for (let pass = 0; pass < 3; pass++) {
-    sweep(ranks, preds);
-    sweep(ranks.slice().reverse(), succs);
+    sweep(ranks, preds, succs);
+    sweep(ranks.slice().reverse(), succs, preds);
   }
-  sweep(ranks, preds);
+  sweep(ranks, preds, succs);
+  // The last down sweep moved users after their weights were placed: settle weights next to them.
+  for (const nodes of ranks) {
+    if (!nodes || nodes.length === 0) continue;
+    const desired = new Map();
+    for (const n of nodes) {
+      const nb = isSource(n) ? succs.get(n) : [];
+      desired.set(n, nb.length ? nb.reduce((acc, m) => acc + x.get(m), 0) / nb.length : x.get(n));
+    }
+    for (const [n, v] of placeRank(nodes.slice(), desired, width, anchored)) x.set(n, v);
+  }
   const pos = new Map();
   for (const n of names) {
     pos.set(n, { x: x.get(n), y: rank.get(n) * (NODE_H + RANK_SEP) + NODE_H / 2, w: width.get(n), h: NODE_H, rank: rank.get(n) });
   }
   const edges = [];
   for (const n of names) {
-    for (const p of preds.get(n)) edges.push({ from: p, to: n, points: null });
+    for (const p of allPreds.get(n)) edges.push({ from: p, to: n, points: null });
   }
   return normalise(pos, edges, "fast");
 }

@@ -10,6 +10,7 @@ import { chip } from "./stages.js";
 
 const MAX_CHIPS = 60;
 const MAX_KERNEL_LINES = 40;
+const CONTEXT_LINES = 2;
 
 export function describe(sel) {
   if (!sel) return "nothing";
@@ -48,20 +49,28 @@ function userSource(payload, links, select) {
   const out = [];
   for (const [file, lines] of files) {
     const known = (payload.sources && payload.sources[file]) || {};
-    const numbers = new Set([...Object.keys(known).map(Number), ...lines]);
-    const rows = [...numbers].sort((a, b) => a - b).map((n) =>
-      h(
-        "div",
-        {
-          class: `ie-user-line ie-src-line${lines.has(n) ? " ie-lit" : ""}`,
-          "data-file": file,
-          "data-line": String(n),
-          onclick: () => select({ kind: "user_line", id: file, line: n }),
-        },
-        h("span", { class: "ie-ln" }, String(n)),
-        h("span", { class: "ie-code-text" }, renderTokens((tokenizeLines(known[String(n)] ?? "", "python")[0]) || [])),
-      ),
-    );
+    // The linked lines with a little context: a whole file would bury them.
+    const near = (n) => [...lines].some((l) => Math.abs(l - n) <= CONTEXT_LINES);
+    const numbers = new Set([...Object.keys(known).map(Number).filter(near), ...lines]);
+    const rows = [];
+    let last = null;
+    for (const n of [...numbers].sort((a, b) => a - b)) {
+      if (last !== null && n > last + 1) rows.push(h("div", { class: "ie-muted ie-gap" }, "  ⋯"));
+      last = n;
+      rows.push(
+        h(
+          "div",
+          {
+            class: `ie-user-line ie-src-line${lines.has(n) ? " ie-lit" : ""}`,
+            "data-file": file,
+            "data-line": String(n),
+            onclick: () => select({ kind: "user_line", id: file, line: n }),
+          },
+          h("span", { class: "ie-ln" }, String(n)),
+          h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines(known[String(n)] ?? "", "python")[0] || [])),
+        ),
+      );
+    }
     out.push(h("div", { class: "ie-user-file" }, h("div", { class: "ie-path", title: file }, file), h("pre", { class: "ie-code" }, rows)));
   }
   return out;

@@ -1,0 +1,194 @@
+"""Python side of the widgets: payloads, the widget's synced state, the HTML export's escaping."""
+
+from __future__ import annotations
+
+import copy
+import html.parser
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import widgets
+from benchmarks.render import synthetic_trace
+from widgets.payload import TraceError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def sample() -> dict:
+    return json.loads((FIXTURES / "widget_sample.json").read_text())
+
+
+def test_widgets_never_import_torch():
+    code = "import sys, widgets, widgets.widget, widgets.html; w = widgets.ExplorerWidget; sys.exit('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr or "widgets imported torch"
+
+
+def test_payload_keeps_what_views_read_and_drops_the_rest(sample):
+    payload = widgets.payload_for(sample)
+    g0 = payload["graphs"][0]
+    node = next(n for n in g0["fx"]["nodes"] if n["name"] == "matmul")
+    assert node["post_grad"] == ["mm"] and node["kernels"] == ["extern_kernels.mm"]
+    assert "users" not in node and "stack" not in node
+    assert g0["kernels"][1]["line_nodes"] == sample["graphs"][0]["kernels"][1]["line_nodes"]
+    assert payload["sources"] == sample["sources"]
+    assert [g["kind"] for g in payload["graphs"]] == ["forward", "backward"]
+    # A payload is a trace: building one again gives the same dict, and the input is untouched.
+    assert widgets.payload_for(payload) == payload
+    assert "users" in sample["graphs"][0]["fx"]["nodes"][0]
+
+
+def test_payload_ignores_unknown_keys_and_tolerates_missing_parts():
+    trace = {"schema": "inductor-explorer/trace", "version": 1, "future_field": 1,
+             "graphs": [{"id": "g0", "kind": "inference", "dynamo_graph": 0, "novel": True}]}
+    payload = widgets.payload_for(trace)
+    assert "future_field" not in payload and "novel" not in payload["graphs"][0]
+    assert payload["graphs"][0]["fx"] == {"code": "", "nodes": []}
+    assert payload["meta"] == {} and payload["sources"] == {}
+
+
+def test_payload_refuses_newer_versions_and_non_traces(sample):
+    newer = dict(sample, version=2)
+    with pytest.raises(TraceError, match="version 2 is newer than this viewer reads"):
+        widgets.payload_for(newer)
+    with pytest.raises(TraceError, match="schema"):
+        widgets.payload_for(dict(sample, schema="something/else"))
+    with pytest.raises(TraceError, match="not list"):
+        widgets.payload_for([1, 2])
+
+
+def test_payload_accepts_objects_with_to_json(sample):
+    class FakeCompilation:
+        def to_json(self):
+            return sample
+
+    assert widgets.payload_for(FakeCompilation()) == widgets.payload_for(sample)
+
+
+def test_payload_for_2000_node_graph_is_fast():
+    trace = synthetic_trace()
+    assert len(trace["graphs"][0]["fx"]["nodes"]) >= 2000
+    best = min(_timed(widgets.payload_for, trace) for _ in range(3))
+    assert best < 0.5, f"payload_for took {best:.3f} s"
+
+
+def _timed(fn, *args):
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+def test_widget_state_is_small_and_validated(sample):
+    w = widgets.ExplorerWidget(sample)
+    assert (w.graph, w.stage, w.selection) == ("g0", "fx", {})
+    w.select("fx", "matmul")
+    assert w.selection == {"kind": "fx", "id": "matmul"}
+    w.select("kernel_line", "cpp_fused__softmax_add_relu_sum_0", line=20)
+    assert w.selection == {"kind": "kernel_line", "id": "cpp_fused__softmax_add_relu_sum_0", "line": 20}
+    with pytest.raises(ValueError, match="needs line="):
+        w.select("wrapper_line", "x")
+    with pytest.raises(Exception, match="Selection kind must be one of"):
+        w.selection = {"kind": "bogus", "id": "x"}
+    with pytest.raises(Exception, match="No graph 'g9'"):
+        w.graph = "g9"
+    with pytest.raises(Exception):
+        w.stage = "assembly"
+    w.stage, w.graph = "kernels", "g1"
+    w.clear_selection()
+    assert w.selection == {}
+    assert repr(w) == "ExplorerWidget(function='model.f', graphs=2, graph='g1', stage='kernels', selection=None)"
+    with pytest.raises(ValueError, match="graphs are"):
+        widgets.ExplorerWidget(sample, graph="g7")
+
+
+def test_widget_syncs_state_traits_and_sends_payload_once(sample):
+    w = widgets.ExplorerWidget(sample)
+    synced = set(w.keys)
+    assert {"payload", "graph", "stage", "selection", "_esm", "_css"} <= synced
+    state = w.get_state()
+    assert state["payload"]["graphs"][0]["id"] == "g0"
+    assert widgets.widget.BUNDLE_JS.read_text() == w._esm
+
+
+def _script_blocks(document: str) -> list[tuple[dict, str]]:
+    """(attributes, text) of every <script> as an HTML parser sees them."""
+
+    class Collector(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.blocks, self._attrs, self._text = [], None, []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                self._attrs, self._text = dict(attrs), []
+
+        def handle_data(self, data):
+            if self._attrs is not None:
+                self._text.append(data)
+
+        def handle_endtag(self, tag):
+            if tag == "script" and self._attrs is not None:
+                self.blocks.append((self._attrs, "".join(self._text)))
+                self._attrs = None
+
+    parser = Collector()
+    parser.feed(document)
+    return parser.blocks
+
+
+def evil_trace(sample: dict) -> dict:
+    """The sample with markup in kernel names, node names, sources and file paths."""
+    evil = copy.deepcopy(sample)
+    mapping = {
+        "cpp_fused__softmax_add_relu_sum_0": '<img src=x onerror="window.__pwned=1">cpp_fused_0',
+        "relu": "relu<script>window.__pwned=2</script>",
+        "/home/user/project/model.py": "/tmp/<img src=x onerror=window.__pwned=3>/model.py",
+        "op1_op2_op3_op4": "<svg onload=window.__pwned=4>op1_op2_op3_op4",
+        "model.f": "</script><script>window.__pwned=5</script>",
+    }
+    evil = _replace_strings(evil, mapping)
+    kernel = evil["graphs"][0]["kernels"][1]
+    kernel["source"] += '// </script><img src=x onerror="window.__pwned=6">\n'
+    evil["sources"][mapping["/home/user/project/model.py"]]["26"] = '    z = "<img src=x onerror=window.__pwned=7>"'
+    evil["meta"]["toggles"] = {"<b onmouseover=window.__pwned=8>x</b>": "</style><script>window.__pwned=9</script>"}
+    return evil
+
+
+def _replace_strings(obj, mapping):
+    if isinstance(obj, str):
+        return mapping.get(obj, obj)
+    if isinstance(obj, list):
+        return [_replace_strings(x, mapping) for x in obj]
+    if isinstance(obj, dict):
+        return {mapping.get(k, k): _replace_strings(v, mapping) for k, v in obj.items()}
+    return obj
+
+
+def test_html_export_embeds_payload_inertly(sample, tmp_path):
+    evil = evil_trace(sample)
+    document = widgets.render_html(evil)
+    blocks = _script_blocks(document)
+    # Exactly the JSON block and the bundle: markup in the trace opened no element of its own.
+    assert [a.get("type") for a, _ in blocks] == ["application/json", "module"]
+    embedded = blocks[0][1]
+    assert "<" not in embedded and ">" not in embedded and "&" not in embedded
+    assert json.loads(embedded) == widgets.payload_for(evil)
+    assert "</script><script>window.__pwned=5" not in document.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert document.count("<script") == 2
+    assert "</script" not in blocks[1][1]
+    path = widgets.write_html(evil, tmp_path / "sub" / "x.html")
+    assert path.read_text() == document
+
+
+def test_embed_json_round_trips_every_character():
+    data = {"s": "</script><!-- & \u2028 \u2029 é ✓ \\ \" '", "n": [1, 2.5, None, True]}
+    text = widgets.embed_json(data)
+    assert not set("<>&\u2028\u2029") & set(text)
+    assert json.loads(text) == data
