@@ -27,8 +27,8 @@ export function describe(sel) {
   }
 }
 
-function section(title, items) {
-  return h("section", { class: "ie-links-section" }, h("h4", null, title), items);
+function section(key, title, items) {
+  return h("section", { class: "ie-links-section", "data-section": key }, h("h4", null, title), items);
 }
 
 function chips(kind, ids, go) {
@@ -120,19 +120,19 @@ export function renderLinks(panel, { payload, gi, sel, links, select, go, clearS
     return;
   }
   const parts = [
-    ["Your source", links.userLines.size ? userSource(payload, links, select) : null],
-    ["Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
-    ["Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
-    ["Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
-    ["Fused groups", links.fused.size ? chips("fused", links.fused, go) : null],
-    ["Kernels", links.kernels.size ? chips("kernel", links.kernels, go) : null],
-    ["Kernel lines", links.kernelLines.size ? kernelLines(gi, links, sel, select, go) : null],
+    ["source", "Your source", links.userLines.size ? userSource(payload, links, select) : null],
+    ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
+    ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
+    ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
+    ["fused", "Fused groups", links.fused.size ? chips("fused", links.fused, go) : null],
+    ["kernels", "Kernels", links.kernels.size ? chips("kernel", links.kernels, go) : null],
+    ["kernel_lines", "Kernel lines", links.kernelLines.size ? kernelLines(gi, links, sel, select, go) : null],
   ];
   let any = false;
-  for (const [title, body] of parts) {
+  for (const [key, title, body] of parts) {
     if (!body) continue;
     any = true;
-    panel.appendChild(section(title, body));
+    panel.appendChild(section(key, title, body));
   }
   if (!any) panel.appendChild(h("p", { class: "ie-muted" }, "Nothing in the trace is linked to this."));
 }

@@ -1,0 +1,254 @@
+"""The static HTML export in headless Chromium (Debian's package, driven by Playwright).
+
+Opened from disk (file://) with no network: clicks must light up the linked
+items of every stage, stages must switch, markup in a trace must stay text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import widgets
+from benchmarks.render import synthetic_trace
+from tests.test_widgets_payload import evil_trace
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+FUSED = "cpp_fused__softmax_add_relu_sum_0"
+TRITON = "triton_per_fused__softmax_backward_data_relu_threshold_backward_0"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-background-networking"]
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def sample() -> dict:
+    return json.loads((FIXTURES / "widget_sample.json").read_text())
+
+
+def open_export(browser, trace, tmp_path, name="export.html", color_scheme="light"):
+    path = widgets.write_html(trace, tmp_path / name)
+    page = browser.new_page(viewport={"width": 1300, "height": 820}, color_scheme=color_scheme)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: errors.append(f"network request {r.url}") if not r.url.startswith(("file:", "data:", "blob:")) else None)
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ie-root g.ie-node", timeout=15_000)
+    page.errors = errors
+    return page
+
+
+def lit_kernel_lines(page, scope=".ie-side .ie-kline"):
+    return page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel)].filter(e => e.classList.contains('ie-lit'))
+                 .map(e => [e.dataset.kernel || '', Number(e.dataset.line)])""",
+        scope,
+    )
+
+
+def expected_kernel_lines(graph: dict, fx_name: str) -> dict[str, set[int]]:
+    """Reference provenance, from the trace alone: FX node -> post-grad nodes -> kernel lines."""
+    fx = next(n for n in graph["fx"]["nodes"] if n["name"] == fx_name)
+    pg = set(fx["post_grad"])
+    kernels = set(fx["kernels"])
+    for node in graph["post_grad"]["nodes"]:
+        if node["name"] in pg:
+            kernels.update(node["kernels"])
+    out = {}
+    for k in graph["kernels"]:
+        if k["id"] in kernels:
+            lines = {int(line) for line, nodes in k["line_nodes"].items() if pg & set(nodes)}
+            if lines:
+                out[k["id"]] = lines
+    return out
+
+
+def test_fx_node_click_lights_its_kernel_lines_everywhere(browser, sample, tmp_path):
+    page = open_export(browser, sample, tmp_path)
+    page.click('g.ie-node[data-name="add"]')
+    assert page.get_attribute('g.ie-node[data-name="add"]', "class").split().count("ie-selected") == 1
+    expected = expected_kernel_lines(sample["graphs"][0], "add")
+    assert expected == {FUSED: {20, 29, 40}}
+    assert {(k, line) for k, line in lit_kernel_lines(page)} == {(FUSED, n) for n in expected[FUSED]}
+    side = page.locator(".ie-side")
+    assert side.locator('.ie-chip[data-kind="loop_ir"]').all_inner_texts() == ["op1", "op2", "op3"]
+    assert side.locator('.ie-chip[data-kind="fused"]').all_inner_texts() == ["op1_op2_op3_op4"]
+    assert side.locator(".ie-user-line.ie-lit").evaluate_all("els => els.map(e => e.dataset.line)") == ["26"]
+    page.screenshot(path=str(tmp_path / "fx-selected.png"))
+    # The kernels stage shows the same lines lit in the full source.
+    page.click('.ie-stage-btn[data-stage="kernels"]')
+    in_source = page.locator(".ie-kdetail .ie-src-line.ie-lit").evaluate_all("els => els.map(e => Number(e.dataset.line))")
+    assert set(in_source) == expected[FUSED]
+    assert page.locator('.ie-kitem.ie-lit[data-id="%s"]' % FUSED).count() == 1
+    page.screenshot(path=str(tmp_path / "kernels-lit.png"))
+    assert page.errors == []
+
+
+def test_kernel_line_click_lights_fx_nodes_and_user_source(browser, sample, tmp_path):
+    page = open_export(browser, sample, tmp_path)
+    page.click('.ie-stage-btn[data-stage="kernels"]')
+    page.click(f'.ie-kitem[data-id="{FUSED}"]')
+    page.click('.ie-kdetail .ie-src-line[data-line="31"]')  # tmp4 = tmp3 - tmp_acc0: post-grad `sub`
+    assert page.get_attribute('.ie-kdetail .ie-src-line[data-line="31"]', "class").split().count("ie-selected") == 1
+    side = page.locator(".ie-side")
+    assert side.locator('.ie-chip[data-kind="post_grad"]').all_inner_texts() == ["sub"]
+    assert side.locator('.ie-chip[data-kind="fx"]').all_inner_texts() == ["softmax"]
+    assert side.locator(".ie-user-line.ie-lit").evaluate_all("els => els.map(e => e.dataset.line)") == ["27"]
+    page.click('.ie-stage-btn[data-stage="fx"]')
+    lit = page.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)")
+    assert lit == ["softmax"]
+    page.click('.ie-stage-btn[data-stage="post_grad"]')
+    assert page.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)") == ["sub"]
+    page.screenshot(path=str(tmp_path / "kernel-line-selected.png"))
+    assert page.errors == []
+
+
+def test_fused_group_and_wrapper_line_link_to_kernels(browser, sample, tmp_path):
+    page = open_export(browser, sample, tmp_path)
+    page.click('.ie-stage-btn[data-stage="fused"]')
+    page.click('tr.ie-fused[data-name="op1_op2_op3_op4"] .ie-name')
+    assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == [FUSED]
+    all_lines = {int(n) for n in sample["graphs"][0]["kernels"][1]["line_nodes"]}
+    assert {line for _, line in lit_kernel_lines(page)} == all_lines
+    assert sorted(page.locator(".ie-side .ie-chip[data-kind='fx']").all_inner_texts()) == ["add", "relu", "softmax", "sum_1"]
+    page.click('.ie-stage-btn[data-stage="wrapper"]')
+    wrapper_lines = sample["graphs"][0]["kernels"][1]["wrapper_lines"]
+    lit = page.locator('[data-stage="wrapper"] .ie-src-line.ie-lit').evaluate_all("els => els.map(e => Number(e.dataset.line))")
+    assert lit == wrapper_lines
+    mm_line = sample["graphs"][0]["kernels"][0]["wrapper_lines"][0]
+    page.click(f'[data-stage="wrapper"] .ie-src-line[data-line="{mm_line}"]')
+    assert page.locator(".ie-side .ie-chip[data-kind='fx']").all_inner_texts() == ["matmul"]
+    assert page.locator(".ie-side .ie-selection-label").inner_text() == f"wrapper line {mm_line}"
+    assert page.errors == []
+
+
+def test_stages_graph_picker_and_sorted_autotune(browser, sample, tmp_path):
+    page = open_export(browser, sample, tmp_path)
+    for stage in ["fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune"]:
+        page.click(f'.ie-stage-btn[data-stage="{stage}"]')
+        assert page.get_attribute(f'.ie-stage-btn[data-stage="{stage}"]', "aria-selected") == "true"
+        assert page.locator(f'.ie-main > [data-stage="{stage}"]').is_visible()
+    assert "No autotuning" in page.locator('.ie-main [data-stage="autotune"]').inner_text()
+    page.select_option(".ie-graph-picker", label="g1 · backward · Dynamo graph 0")
+    rows = page.locator(".ie-autotune tbody tr")
+    assert rows.count() == 6
+    assert page.locator(".ie-autotune tr.ie-chosen").count() == 2
+    page.click(".ie-autotune th.ie-sortable")
+    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
+    assert times == sorted(times)
+    page.click(".ie-autotune th.ie-sortable")
+    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
+    assert times == sorted(times, reverse=True)
+    assert page.get_attribute(".ie-autotune th.ie-sortable", "aria-sort") == "descending"
+    page.click(f'.ie-autotune tr[data-kernel="{TRITON}"] .ie-chip >> nth=0')
+    assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
+    assert page.locator(".ie-kdetail .ie-src-line.ie-lit").count() == len(sample["graphs"][1]["kernels"][0]["line_nodes"])
+    page.screenshot(path=str(tmp_path / "autotune-to-triton.png"))
+    assert page.errors == []
+
+
+def test_summary_strip_and_search(browser, sample, tmp_path):
+    page = open_export(browser, sample, tmp_path)
+    summary = page.locator(".ie-summary")
+    assert summary.locator(".ie-sum-graphs strong").inner_text() == "2"
+    assert summary.locator(".ie-sum-kernels strong").inner_text() == "2"  # cpp + triton
+    assert summary.locator(".ie-sum-externs strong").inner_text() == "2"
+    assert summary.locator(".ie-sum-time strong").inner_text() == "3.21 s"
+    assert summary.locator(".ie-sum-toggles .ie-badge").all_inner_texts() == ["deterministic=true", "max_autotune=true"]
+    page.fill(".ie-search", "soft")
+    assert page.locator(".ie-search-info").inner_text() == "1 match"
+    assert page.locator("g.ie-node.ie-match").evaluate_all("els => els.map(e => e.dataset.name)") == ["softmax"]
+
+
+def test_markup_in_a_trace_stays_text(browser, sample, tmp_path):
+    evil = evil_trace(sample)
+    page = open_export(browser, evil, tmp_path, "evil.html")
+    kernel = '<img src=x onerror="window.__pwned=1">cpp_fused_0'
+    page.locator("g.ie-node", has_text="relu<script>").first.click()
+    for stage in ["post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune", "fx"]:
+        page.click(f'.ie-stage-btn[data-stage="{stage}"]')
+    page.click('.ie-stage-btn[data-stage="kernels"]')
+    page.locator(".ie-kitem", has_text="cpp_fused_0").click()
+    page.locator(".ie-kdetail .ie-src-line.ie-has-prov").first.click()
+    page.locator(".ie-side .ie-user-line").first.click()
+    page.wait_for_timeout(300)  # give any injected handler (onerror, onload) the chance to run
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('.ie-root img, .ie-root script, .ie-root b').length") == 0
+    assert page.evaluate("document.querySelectorAll('.ie-root svg svg').length") == 0
+    # ...and the text is shown as written.
+    assert page.locator(".ie-summary .ie-fn").inner_text() == "</script><script>window.__pwned=5</script>"
+    assert kernel in page.locator(".ie-klist").inner_text()
+    assert "/tmp/<img src=x onerror=window.__pwned=3>/model.py" in page.locator(".ie-side .ie-path").all_inner_texts()
+    assert page.errors == []
+
+
+def test_provenance_matches_the_trace_for_every_fx_node(browser, tmp_path):
+    traces = [json.loads((FIXTURES / "widget_sample.json").read_text())]
+    real = FIXTURES / "cpu_trace.json"
+    if real.exists():
+        traces.append(json.loads(real.read_text()))
+    for i, trace in enumerate(traces):
+        page = open_export(browser, trace, tmp_path, f"trace{i}.html")
+        for g_index, graph in enumerate(trace["graphs"]):
+            got = page.evaluate(
+                """(g) => { const app = window.inductorExplorer; const out = {};
+                    for (const n of app.graphs[g].fxNodes) {
+                      const links = app.graphs[g].linked({kind: 'fx', id: n.name});
+                      out[n.name] = Object.fromEntries([...links.kernelLines].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]));
+                    }
+                    return out; }""",
+                g_index,
+            )
+            for node in graph["fx"]["nodes"]:
+                want = {k: sorted(v) for k, v in expected_kernel_lines(graph, node["name"]).items()}
+                assert got[node["name"]] == want, (graph["id"], node["name"])
+        page.close()
+
+
+def test_light_and_dark_schemes_are_readable(browser, sample, tmp_path):
+    contrast = """() => {
+      const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+      const lum = (c) => { const v = rgb(c).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+                           return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+      const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+      const bg = getComputedStyle(document.querySelector('.ie-root')).backgroundColor;
+      const text = getComputedStyle(document.querySelector('g.ie-node text')).fill;
+      const label = getComputedStyle(document.querySelector('.ie-stage-btn')).color;
+      return {node: ratio(text, bg), label: ratio(label, bg), bg};
+    }"""
+    for scheme in ["light", "dark"]:
+        page = open_export(browser, sample, tmp_path, f"{scheme}.html", color_scheme=scheme)
+        result = page.evaluate(contrast)
+        assert result["node"] >= 4.5 and result["label"] >= 4.5, (scheme, result)
+        page.screenshot(path=str(tmp_path / f"{scheme}.png"))
+        page.close()
+    assert result["bg"] != "rgb(255, 255, 255)"  # dark really is dark
+
+
+def test_large_graph_draws_only_what_is_in_view(browser, tmp_path):
+    trace = synthetic_trace()
+    page = open_export(browser, trace, tmp_path, "large.html")
+    root = page.locator(".ie-root")
+    page.wait_for_selector(".ie-root[data-painted-at]")
+    drawn = page.locator("g.ie-node").count()
+    assert 0 < drawn < 300
+    assert float(root.get_attribute("data-mount-ms")) < 2000
+    page.fill(".ie-search", "l45_fc2")
+    assert page.locator('g.ie-node.ie-match[data-name="l45_fc2"]').count() == 1
+    page.click('g.ie-node[data-name="l45_fc2"]')
+    assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == ["extern_kernels.mm:727"]
