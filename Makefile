@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: setup demo test test-fast lab gpu-test clean
+.PHONY: setup demo test test-fast lab gpu-test clean bundle
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: setup
 
 lab: setup
 	$(VENV)/bin/jupyter lab examples/
+
+# Rebuild widgets/static/explorer.{js,css} from widgets/js (needs node + npm); commit the result.
+bundle:
+	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
 gpu-test:
 	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests
