@@ -158,14 +158,15 @@ def capture(
     *inputs: Any,
     config: Mapping[str, Any] | None = None,
     backward: bool = False,
-    dynamic: bool | None = None,
+    dynamic: bool | None = False,
     kwargs: Mapping[str, Any] | None = None,
 ) -> Compilation:
     """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
 
     ``config`` takes toggle names (see ``compiler.toggles.TOGGLES``) or raw Inductor keys; it is
     validated before anything compiles. ``backward=True`` also runs a backward pass through the
-    outputs that require grad, so the backward graphs are compiled and captured.
+    outputs that require grad, so the backward graphs are compiled and captured. Shapes are static
+    unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
     """
     settings = toggles.resolve(config)
     entry, name = _entry(target)

@@ -25,12 +25,16 @@ def with_graph_break(x: torch.Tensor) -> torch.Tensor:
     return torch.cos(y) * 2
 
 
-def transpose_sum(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """A reduction over x and pointwise ops over x and its transpose: loop ordering decides the fusion."""
-    a = x.sum(-1)
-    b = (x.t() + 1) * 2
-    c = torch.relu(x.t())
-    return a, b + c
+def bf16_roundtrip(x: torch.Tensor) -> torch.Tensor:
+    """Pointwise math in bfloat16: emulating eager's rounding adds casts to the kernel."""
+    return (x.bfloat16() * 3 + 1).float() * 2
+
+
+def transposed_add(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """a + b.t() with a and b realized: loop ordering after fusion fuses b's kernel into the sum (GPU)."""
+    a = x * 2
+    b = y * 3
+    return a, b, a + b.t()
 
 
 class TinyMLP(nn.Module):
