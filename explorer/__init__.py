@@ -3,13 +3,48 @@
     import explorer
     c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
     c.graphs[0].kernels[0].source
+    c            # in a notebook: the linked explorer view
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      load)
+                      load, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "load", "Compilation", "GraphCapture", "Kernel", "CompileError", "ToggleError",
-           "TraceFormatError", "TOGGLES", "__version__"]
+
+def _widget(payload: dict[str, Any]) -> Any:
+    from widgets import ExplorerWidget
+
+    return ExplorerWidget(payload)
+
+
+def _write_html(payload: dict[str, Any], path: str | Path) -> Path:
+    from widgets import write_html
+
+    return Path(write_html(payload, path))
+
+
+views.register("widget", _widget)
+views.register("html", _write_html)
+
+
+def show(c: Compilation) -> Any:
+    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression)."""
+    return _widget(c.to_json())
+
+
+def to_html(c: Compilation, path: str | Path) -> Path:
+    """Write ``c`` as one self-contained HTML file (no kernel, no network needed to open it)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return c.to_html(path)
+
+
+__all__ = ["compile", "load", "show", "to_html", "Compilation", "GraphCapture", "Kernel", "CompileError",
+           "ToggleError", "TraceFormatError", "TOGGLES", "__version__"]
