@@ -60,100 +60,96 @@ function topoOrder(names, preds, succs) {
   return order;
 }
 
-/** Place one rank's nodes near their desired x without overlaps, keeping the mean displacement zero. */
-function placeRank(nodes, desired, width, anchored) {
-  nodes.sort((a, b) => desired.get(a) - desired.get(b));
-  const xs = [];
+/**
+ * Place one rank's nodes (integer ids) near their desired x without overlaps.
+ * The packed rank is shifted back so anchored nodes (not weights or inputs) sit,
+ * on average, where they want to.
+ */
+function placeRank(nodes, desired, width, anchored, x) {
+  nodes.sort((a, b) => desired[a] - desired[b]);
   let prevRight = -Infinity;
-  for (const n of nodes) {
-    const w = width.get(n);
-    const x = Math.max(desired.get(n), prevRight + NODE_SEP + w / 2);
-    xs.push(x);
-    prevRight = x + w / 2;
-  }
-  // Shift the packed rank back so anchored nodes (not weights/inputs) sit, on average, where they want to.
   let shift = 0;
   let count = 0;
-  nodes.forEach((n, i) => {
-    if (!anchored(n)) return;
-    shift += desired.get(n) - xs[i];
-    count += 1;
-  });
-  if (!count) nodes.forEach((n, i) => (shift += desired.get(n) - xs[i]));
+  for (const n of nodes) {
+    const w = width[n];
+    const pos = Math.max(desired[n], prevRight + NODE_SEP + w / 2);
+    x[n] = pos;
+    prevRight = pos + w / 2;
+    if (anchored[n]) {
+      shift += desired[n] - pos;
+      count += 1;
+    }
+  }
+  if (!count) for (const n of nodes) shift += desired[n] - x[n];
   shift /= count || nodes.length || 1;
-  const out = new Map();
-  nodes.forEach((n, i) => out.set(n, xs[i] + shift));
-  return out;
+  for (const n of nodes) x[n] += shift;
 }
 
-function fastLayout(names, allPreds, succs, width) {
-  let preds = allPreds;
-  const { order, rank } = rankNodes(names, preds, succs);
+/** Linear-time layered layout on integer ids (Maps of strings are too slow at 2,000 nodes). */
+function fastLayout(names, predsByName, succsByName, widthByName) {
+  const { rank: rankByName } = rankNodes(names, predsByName, succsByName);
+  const N = names.length;
+  const id = new Map(names.map((n, i) => [n, i]));
+  const preds = names.map((n) => predsByName.get(n).map((p) => id.get(p)));
+  const succs = names.map((n) => succsByName.get(n).map((p) => id.get(p)));
+  const width = Float64Array.from(names, (n) => widthByName.get(n));
+  const rank = Int32Array.from(names, (n) => rankByName.get(n));
+  const isSource = Uint8Array.from(preds, (p) => (p.length === 0 ? 1 : 0));
+  const anchored = Uint8Array.from(isSource, (v) => 1 - v);
+  // Weights and inputs do not pull their users sideways: a chain of layers each
+  // reading its own weights would otherwise slide a little further per layer.
+  const mainPreds = preds.map((p) => {
+    const main = p.filter((q) => !isSource[q]);
+    return main.length ? main : p;
+  });
   const ranks = [];
-  for (const n of order) {
-    const r = rank.get(n);
-    (ranks[r] ||= []).push(n);
-  }
-  const x = new Map();
+  for (let i = 0; i < N; i++) (ranks[rank[i]] ||= []).push(i);
+  const x = new Float64Array(N);
   for (const nodes of ranks) {
     if (!nodes) continue;
     let cursor = 0;
     for (const n of nodes) {
-      x.set(n, cursor + width.get(n) / 2);
-      cursor += width.get(n) + NODE_SEP;
+      x[n] = cursor + width[n] / 2;
+      cursor += width[n] + NODE_SEP;
     }
-    const half = cursor / 2;
-    nodes.forEach((n) => x.set(n, x.get(n) - half));
+    for (const n of nodes) x[n] -= cursor / 2;
   }
-  // Nodes with no neighbour on the sweep's side (weights, placeholders) follow the
-  // other side instead of staying where they are: otherwise they pin their rank
-  // and the main chain drifts sideways layer after layer.
+  const desired = new Float64Array(N);
+  const mean = (list) => {
+    let acc = 0;
+    for (const m of list) acc += x[m];
+    return acc / list.length;
+  };
+  // Nodes with no neighbour on the sweep's side follow the other side instead of
+  // staying put: otherwise they pin their rank and the main chain drifts.
   const sweep = (rankList, neighbours, other) => {
     for (const nodes of rankList) {
       if (!nodes || nodes.length === 0) continue;
-      const desired = new Map();
       for (const n of nodes) {
-        let nb = neighbours.get(n);
-        if (nb.length === 0) nb = other.get(n);
-        if (nb.length === 0) desired.set(n, x.get(n));
-        else desired.set(n, nb.reduce((acc, m) => acc + x.get(m), 0) / nb.length);
+        const nb = neighbours[n].length ? neighbours[n] : other[n];
+        desired[n] = nb.length ? mean(nb) : x[n];
       }
-      for (const [n, v] of placeRank(nodes.slice(), desired, width, anchored)) x.set(n, v);
+      placeRank(nodes, desired, width, anchored, x);
     }
   };
-  // Weights and inputs (nodes without inputs) do not pull their users sideways:
-  // a chain of layers each reading its own weights would otherwise slide a
-  // little further per layer.
-  const isSource = (n) => allPreds.get(n).length === 0;
-  const mainPreds = new Map(names.map((n) => {
-    const main = preds.get(n).filter((p) => !isSource(p));
-    return [n, main.length ? main : preds.get(n)];
-  }));
-  preds = mainPreds;
-  const anchored = (n) => !isSource(n);
+  const reversed = ranks.slice().reverse();
   for (let pass = 0; pass < 3; pass++) {
-    sweep(ranks, preds, succs);
-    sweep(ranks.slice().reverse(), succs, preds);
+    sweep(ranks, mainPreds, succs);
+    sweep(reversed, succs, mainPreds);
   }
-  sweep(ranks, preds, succs);
+  sweep(ranks, mainPreds, succs);
   // The last down sweep moved users after their weights were placed: settle weights next to them.
   for (const nodes of ranks) {
     if (!nodes || nodes.length === 0) continue;
-    const desired = new Map();
-    for (const n of nodes) {
-      const nb = isSource(n) ? succs.get(n) : [];
-      desired.set(n, nb.length ? nb.reduce((acc, m) => acc + x.get(m), 0) / nb.length : x.get(n));
-    }
-    for (const [n, v] of placeRank(nodes.slice(), desired, width, anchored)) x.set(n, v);
+    for (const n of nodes) desired[n] = isSource[n] && succs[n].length ? mean(succs[n]) : x[n];
+    placeRank(nodes, desired, width, anchored, x);
   }
   const pos = new Map();
-  for (const n of names) {
-    pos.set(n, { x: x.get(n), y: rank.get(n) * (NODE_H + RANK_SEP) + NODE_H / 2, w: width.get(n), h: NODE_H, rank: rank.get(n) });
+  for (let i = 0; i < N; i++) {
+    pos.set(names[i], { x: x[i], y: rank[i] * (NODE_H + RANK_SEP) + NODE_H / 2, w: width[i], h: NODE_H, rank: rank[i] });
   }
   const edges = [];
-  for (const n of names) {
-    for (const p of allPreds.get(n)) edges.push({ from: p, to: n, points: null });
-  }
+  for (let i = 0; i < N; i++) for (const p of preds[i]) edges.push({ from: names[p], to: names[i], points: null });
   return normalise(pos, edges, "fast");
 }
 
