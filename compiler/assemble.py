@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import wrapper_code
-from ._torch import fx_meta
+from . import triton_meta, wrapper_code
+from ._torch import fx_meta, runtime
 from .fx_stage import fx_stage, link_post_grad_to_fx
 from .stages import FusedGroup, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused, Wrapper, AutotuneRecord
 
@@ -118,9 +118,28 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         if name not in seen_defined:
             kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
                                   wrapper_lines=[definition.lines[0]] + definition.calls))
+    names = [k.name for k in kernels if k.language in ("triton", "template")]
+    live = runtime.wrapper_globals(record.compiled_fn, names) if record.compiled_fn is not None and names else {}
     for kernel in kernels:
         _attach(kernel, record, loop_ir, post_grad, fx)
+        if kernel.language in ("triton", "template"):
+            _triton_meta(kernel, record.wrapper, live)
     return kernels
+
+
+def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:
+    """Heuristic, size hints and Inductor's meta from the source; the chosen config from the live kernel."""
+    kernel.meta.update(triton_meta.decorator_meta(kernel.source, kernel.name))
+    kernel.meta.update(runtime.launch_config(live.get(kernel.name)))
+    lines = wrapper.splitlines()
+    for number in kernel.wrapper_lines:
+        values = triton_meta.call_arguments(lines[number - 1], kernel.name) if number <= len(lines) else []
+        if values:
+            kernel.meta["call_args"] = values
+            launch_grid = triton_meta.grid(kernel.meta.get("arguments", []), values, kernel.meta.get("config", {}))
+            if launch_grid:
+                kernel.meta["grid"] = launch_grid
+            break
 
 
 def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> None:

@@ -179,7 +179,7 @@ def capture(
     started = time.perf_counter()
     mark = timing.mark()
     with hooks.capture_hooks(
-        settings=settings,
+        settings={**hooks.device_settings(device), **settings},
         on_pre_fusion=recorder.on_pre_fusion,
         on_post_fusion=recorder.on_post_fusion,
         on_output_code=recorder.on_output_code,
@@ -188,8 +188,9 @@ def capture(
         on_autotune=recorder.on_autotune,
         keep_code=recorder.keep_code,
     ):
+        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
-                     if key not in hooks.CAPTURE_SETTINGS}
+                     if key not in internal or key in settings}
         try:
             outputs = compiled(*inputs, **call_kwargs)
             if backward:

@@ -68,6 +68,11 @@ class Compilation(_Rendered):
     output_specs: list[dict[str, Any]]
     graphs: list[GraphCapture]
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for graph in self.graphs:
+            for kernel in graph.kernels:
+                kernel.graph = graph
     # live handles: present only in the process that compiled
     outputs: Any = None
     compiled: Any = None
@@ -94,6 +99,20 @@ class Compilation(_Rendered):
             raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
                                "compile it again with explorer.compile(...)")
         return self.compiled(*(inputs or self.example_inputs or ()), **kwargs)
+
+    def bench(self) -> Any:
+        """Every kernel timed on the GPU, plus the whole compiled function against eager."""
+        from .gpu.bench import bench_compilation
+
+        return bench_compilation(self)
+
+    def check_determinism(self, runs: int = 5) -> Any:
+        """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""
+        from .gpu.determinism import check
+
+        if not self.live:
+            raise RuntimeError("check_determinism needs the live compilation, not a loaded trace")
+        return check(self, runs)
 
     def to_json(self) -> dict[str, Any]:
         from .serialize import to_json

@@ -52,7 +52,14 @@ def _kernel(k: Kernel) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+    """Plain JSON: non-string keys (Triton meta uses tuples) become strings, unknown objects their str."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
 
 
 def _graph(g: GraphCapture) -> dict[str, Any]:

@@ -141,10 +141,24 @@ class Kernel(_Rendered):
     line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
     wrapper_lines: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
     @property
     def lines(self) -> list[str]:
         return self.source.splitlines()
+
+    def bench(self) -> Any:
+        """Time this kernel on the real shapes (GPU): bytes, FLOPs, GB/s, TFLOP/s, fraction of peak."""
+        from .gpu.bench import bench_kernel
+
+        return bench_kernel(self, self.graph)
+
+    def edit(self, new_source: str, *, bench: bool = True) -> Any:
+        """Compile ``new_source`` (an edited copy of ``source``) in a worker process, run it on the
+        original's inputs, compare outputs and bench both. Errors come back in the result."""
+        from .gpu.edit import edit_kernel
+
+        return edit_kernel(self, new_source, bench=bench)
 
     def __repr__(self) -> str:
         return (f"Kernel({self.id}: {self.language}, {len(self.lines)} lines, group={self.group}, "

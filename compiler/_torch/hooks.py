@@ -16,6 +16,11 @@ CAPTURE_SETTINGS: dict[str, Any] = {
 }
 
 
+def device_settings(device: str) -> dict[str, Any]:
+    """GPU kernels get Inductor's benchmark harness (get_args/call), which k.bench() and k.edit() run."""
+    return {"benchmark_kernel": True} if device.startswith("cuda") else {}
+
+
 @contextlib.contextmanager
 def capture_hooks(
     *,

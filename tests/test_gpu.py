@@ -1,0 +1,105 @@
+"""GPU tests: run with `pytest -m gpu` on a CUDA machine (skipped elsewhere, with the reason)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from tests import gpu_edits, workloads
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def pointwise():
+    x = torch.randn(2048, 2048, device="cuda")
+    return explorer.compile(workloads.reduction_with_pointwise, x), x
+
+
+@pytest.fixture(scope="module")
+def big_pointwise():
+    x = torch.randn(4096, 4096, device="cuda")
+    return explorer.compile(workloads.bf16_roundtrip, x), x
+
+
+def _triton(c):
+    return [k for g in c.graphs for k in g.kernels if k.language == "triton"]
+
+
+def test_capture_on_cuda_gives_triton_kernels_with_provenance(pointwise):
+    c, x = pointwise
+    torch.testing.assert_close(c.outputs, workloads.reduction_with_pointwise(x))
+    (kernel,) = _triton(c)
+    assert "@triton.jit" in kernel.source and "def get_args" in kernel.source
+    assert kernel.line_nodes and kernel.fx_nodes and kernel.user_lines
+    assert any("relu" in names for names in kernel.line_nodes.values())
+    assert kernel.meta["heuristic"] in ("reduction", "persistent_reduction")
+    assert kernel.meta["num_warps"] >= 1 and kernel.meta["grid"][0] >= 1
+    assert c.device == "cuda" and c.triton
+
+
+def test_max_autotune_records_choices():
+    a, b = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
+    c = explorer.compile(lambda x, y: torch.relu(x @ y), a, b, config={"max_autotune": True})
+    records = [r for g in c.graphs for r in g.autotune if r.source == "select_algorithm"]
+    assert len(records) >= 2 and all(r.time_ms > 0 for r in records)
+    assert sum(r.chosen for r in records) == 1
+
+
+def test_bench_figures_are_sane(big_pointwise):
+    c, _ = big_pointwise
+    (kernel,) = _triton(c)
+    result = kernel.bench()
+    assert result.ms > 0 and result.bytes and result.bytes >= 4096 * 4096 * 8
+    assert 0 < result.bandwidth_fraction <= 1
+    assert 0 < result.peak_fraction <= 1
+    assert result.sources["bandwidth"]
+    whole = c.bench()
+    assert whole.compiled_ms > 0 and whole.eager_ms > 0 and len(whole.kernels) == 1
+
+
+def test_edit_equivalent_matches_and_wrong_mismatches(big_pointwise):
+    c, _ = big_pointwise
+    (kernel,) = _triton(c)
+    good = kernel.edit(gpu_edits.equivalent(kernel.source))
+    assert good.ok and good.matches and good.edited_ms > 0, good
+    bad = kernel.edit(gpu_edits.wrong(kernel.source), bench=False)
+    assert bad.ok and not bad.matches and bad.max_rel_error > 0.1, bad
+
+
+def test_edit_errors_are_reported_and_session_survives(big_pointwise):
+    c, _ = big_pointwise
+    (kernel,) = _triton(c)
+    broken = kernel.edit(gpu_edits.syntax_error(kernel.source), bench=False)
+    assert not broken.ok and broken.stage == "syntax" and broken.line is not None
+    fault = kernel.edit(gpu_edits.out_of_bounds(kernel.source), bench=False)
+    assert not fault.ok and fault.stage in ("device fault", "compile", "worker"), fault
+    assert "illegal" in (fault.error or "").lower() or "died" in (fault.error or "") or "CUDA" in (fault.error or "")
+    assert torch.equal(c.run(), c.outputs)  # our CUDA context and the compiled kernel are fine
+    assert kernel.bench().ms > 0
+
+
+def test_deterministic_mode_reruns_bitwise_equal():
+    x = torch.randn(512, 1024, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x, config={"deterministic": True})
+    report = c.check_determinism(runs=5)
+    assert report.bitwise_equal and report.deterministic_mode
+    assert report.autotuned_kernels == []
+
+
+def test_native_matmul_replaces_extern_mm():
+    args = (torch.randn(128, 64, device="cuda"), torch.randn(64, 96, device="cuda"), torch.randn(96, device="cuda"))
+    default = explorer.compile(workloads.matmul_epilogue, *args)
+    native = explorer.compile(workloads.matmul_epilogue, *args, config={"native_matmul": True})
+    assert any(k.language == "extern" for k in default.graphs[0].kernels)
+    assert not any(k.language == "extern" for k in native.graphs[0].kernels)
+    assert any("tl.dot" in k.source for k in native.graphs[0].kernels)
+    torch.testing.assert_close(native.outputs, default.outputs, atol=1e-2, rtol=1e-2)
+
+
+def test_loop_ordering_after_fusion_changes_fusion_on_gpu():
+    x, y = torch.randn(1024, 1024, device="cuda"), torch.randn(1024, 1024, device="cuda")
+    on = explorer.compile(workloads.transposed_add, x, y, config={"loop_ordering_after_fusion": True})
+    off = explorer.compile(workloads.transposed_add, x, y, config={"loop_ordering_after_fusion": False})
+    assert len(on.graphs[0].kernels) < len(off.graphs[0].kernels)
