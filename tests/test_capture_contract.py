@@ -62,6 +62,16 @@ def test_toggle_takes_visible_effect():
     torch.testing.assert_close(on.outputs, workloads.bf16_roundtrip(x))
 
 
+def test_stage_timings_sum_inductor_timers():
+    from compiler._torch import timing
+
+    got = timing.stages({"mm_template_autotuning": 2.0, "addmm_template_precompiling": 1.0,
+                         "GraphLowering.run": 0.5, "Scheduler.codegen": 1.0, "PythonWrapperCodegen.generate": 0.25,
+                         "unrelated": 9.0})
+    assert got["autotuning"] == 3.0 and got["lowering"] == 0.5 and got["codegen"] == 1.25
+    assert sum(got.values()) == 4.75  # unknown timers are not counted anywhere
+
+
 # ------------------------------------------------------------------------------------------ errors
 
 

@@ -45,6 +45,7 @@ def test_max_autotune_records_choices():
     records = [r for g in c.graphs for r in g.autotune if r.source == "select_algorithm"]
     assert len(records) >= 2 and all(r.time_ms > 0 for r in records)
     assert sum(r.chosen for r in records) == 1
+    assert c.timings["autotuning"] > 0
 
 
 def test_bench_figures_are_sane(big_pointwise):

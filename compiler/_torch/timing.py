@@ -14,7 +14,8 @@ STAGE_TIMERS: dict[str, tuple[str, ...]] = {
     "scheduling": ("Scheduler.__init__",),
     "codegen": ("Scheduler.codegen", "PythonWrapperCodegen.generate"),
     "compile": ("PyCodeCache.load_by_key_path", "async_compile.wait"),
-    "autotuning": ("select_algorithm_autotune", "benchmark_all_configs", "CachingAutotuner.benchmark_all_configs"),
+    # max-autotune names its timers per op ("mm_template_autotuning"): "*suffix" matches those
+    "autotuning": ("*_template_autotuning", "*_template_precompiling", "CachingAutotuner.benchmark_all_configs"),
 }
 
 
@@ -37,5 +38,10 @@ def since(start: dict[str, int]) -> dict[str, float]:
     return out
 
 
+def _matches(key: str, pattern: str) -> bool:
+    return key.endswith(pattern[1:]) if pattern.startswith("*") else key == pattern
+
+
 def stages(raw: dict[str, float]) -> dict[str, float]:
-    return {stage: round(sum(raw.get(k, 0.0) for k in keys), 6) for stage, keys in STAGE_TIMERS.items()}
+    return {stage: round(sum(v for k, v in raw.items() if any(_matches(k, p) for p in patterns)), 6)
+            for stage, patterns in STAGE_TIMERS.items()}
