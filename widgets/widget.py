@@ -3,6 +3,13 @@
 The trace goes to the browser once, in the `payload` trait. The state a notebook
 may read or drive stays small and synced both ways: which graph, which stage,
 and the selection ({"kind": ..., "id": ..., "line": ...}).
+
+A session (explorer.Session) drives more of it: the toggle panel (`toggles`),
+the history picker (`history`, `current`), a status line (`status`: busy
+while recompiling, or the error of a failed recompile) and the diff against
+the previous compilation (`diff`). The browser asks for changes with custom
+messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"})
+that `on_action` hands to Python; the widget itself never compiles.
 """
 
 from __future__ import annotations
@@ -35,6 +42,11 @@ class ExplorerWidget(anywidget.AnyWidget):
     graph = traitlets.Unicode("").tag(sync=True)
     stage = traitlets.Enum(STAGES, default_value="fx").tag(sync=True)
     selection = traitlets.Dict().tag(sync=True)
+    toggles = traitlets.List().tag(sync=True)  # [{name, description, available, default, value}]
+    history = traitlets.List().tag(sync=True)  # [{index, label}]
+    current = traitlets.Int(-1).tag(sync=True)  # index (in history) of the compilation shown
+    status = traitlets.Dict().tag(sync=True)  # {"state": "idle" | "busy" | "error", "message": str}
+    diff = traitlets.Dict().tag(sync=True)  # explorer.Diff.to_json() against the previous compilation
 
     def __init__(self, payload: Any, *, graph: str | None = None, stage: str = "fx", **kwargs: Any) -> None:
         data = payload_for(payload)
@@ -56,6 +68,25 @@ class ExplorerWidget(anywidget.AnyWidget):
         if sel and sel.get("kind") not in SELECTION_KINDS:
             raise traitlets.TraitError(f"Selection kind must be one of {', '.join(SELECTION_KINDS)}; got {sel.get('kind')!r}")
         return sel
+
+    def show_payload(self, payload: Any) -> None:
+        """Replace the compilation shown, keeping the stage; the selection is dropped (ids are per trace)."""
+        data = payload_for(payload)
+        ids = graph_ids(data)
+        graph = self.graph if self.graph in ids else (ids[0] if ids else "")
+        with self.hold_trait_notifications():
+            self.selection = {}
+            self.payload = data
+            self.graph = graph
+
+    def on_action(self, callback: Any) -> None:
+        """Call ``callback(action)`` for each request the browser sends (toggle changes, history picks)."""
+
+        def handle(_widget: Any, content: Any, _buffers: Any) -> None:
+            if isinstance(content, dict) and content.get("type") in ("toggle", "select"):
+                callback(content)
+
+        self.on_msg(handle)
 
     def select(self, kind: str, id: str, line: int | None = None) -> None:
         """Select an item of the current graph, as a click in the view would.

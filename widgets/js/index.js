@@ -4,6 +4,7 @@
 // <script type="application/json"> element.
 
 import { App } from "./app.js";
+import { renderSessionBar } from "./sessionbar.js";
 import "./style.css";
 
 /** Render `payload` (a trace dict) into `el`; returns the App (select/setStage/setGraph). */
@@ -15,12 +16,34 @@ function same(a, b) {
   return JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
 }
 
-/** anywidget: traits graph, stage, selection are synced both ways; payload is sent once. */
+const BAR_TRAITS = ["toggles", "history", "current", "status", "diff"];
+
+/**
+ * anywidget: traits graph, stage, selection are synced both ways; payload is sent once.
+ * A session bar (history, toggles, status, diff) sits above the view when Python fills those traits.
+ */
 function render({ model, el }) {
   let app = null;
+  const bar = document.createElement("div");
+  bar.className = "ie-sessionbar";
+  const view = document.createElement("div");
+  el.replaceChildren(bar, view);
+  const drawBar = () =>
+    renderSessionBar(
+      bar,
+      {
+        toggles: model.get("toggles") || [],
+        history: model.get("history") || [],
+        current: model.get("current"),
+        status: model.get("status") || {},
+        diff: model.get("diff") || {},
+      },
+      (msg) => model.send(msg),
+    );
+  drawBar();
   const state = () => ({ graph: model.get("graph"), stage: model.get("stage"), selection: model.get("selection") });
   const build = () => {
-    app = mount(el, model.get("payload"), {
+    app = mount(view, model.get("payload"), {
       initial: state(),
       onState: (st) => {
         const now = state();
@@ -43,7 +66,9 @@ function render({ model, el }) {
   model.on("change:graph", onGraph);
   model.on("change:stage", onStage);
   model.on("change:selection", onSelection);
+  for (const t of BAR_TRAITS) model.on(`change:${t}`, drawBar);
   return () => {
+    for (const t of BAR_TRAITS) model.off(`change:${t}`, drawBar);
     model.off("change:payload", build);
     model.off("change:graph", onGraph);
     model.off("change:stage", onStage);
