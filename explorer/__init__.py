@@ -46,5 +46,15 @@ def to_html(c: Compilation, path: str | Path) -> Path:
     return c.to_html(path)
 
 
-__all__ = ["compile", "load", "show", "to_html", "Compilation", "GraphCapture", "Kernel", "CompileError",
-           "ToggleError", "TraceFormatError", "TOGGLES", "__version__"]
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext explorer``: registers %%compile and %explorer (see explorer/magic.py)."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
+
+from .diff import Diff, diff  # noqa: E402 - after the view registration above
+from .session import Session  # noqa: E402
+
+__all__ = ["compile", "load", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension", "Compilation",
+           "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError", "TOGGLES", "__version__"]

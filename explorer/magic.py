@@ -1,0 +1,284 @@
+"""``%%compile``: compile a notebook cell as one torch.compile region and show every stage.
+
+    %load_ext explorer
+
+    %%compile --deterministic --name mm
+    y = torch.relu(x @ w + b).sum(-1)
+
+The cell becomes a function (explorer/cell.py): tensors it reads are its inputs, names it assigns
+are written back to the notebook after the compiled call succeeded. The compilation is recorded in
+the process's Session (``explorer.Session.default()``), so the toggle panel of the view it shows can
+switch configurations, served from the session when one was compiled before.
+
+``--trace`` runs the cell as ordinary Python instead and captures every torch.compile'd call it
+makes (models that are already wrapped in torch.compile, or wrapped inside the cell).
+
+Errors stay short: option misuse is IPython's UsageError; a syntax error, an undefined name or a
+failed compile is a one-paragraph message naming the stage; the namespace and earlier
+compilations are left as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import itertools
+import re
+import time
+import warnings
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from compiler import TOGGLES, CompileError, ToggleError, capture
+
+from . import cell as cells
+from . import settings
+from .session import Session
+
+# Flag spellings people type; every other toggle is its name with dashes.
+_FLAG_NAMES = {
+    "loop_ordering_after_fusion": "loop-ordering",
+    "use_block_ptr": "block-ptr",
+    "coordinate_descent_tuning": "coordinate-descent",
+}
+
+
+def toggle_flags() -> dict[str, tuple[str, bool]]:
+    """--flag -> (toggle name, value it sets). A toggle on by default gets a --no-... flag."""
+    flags: dict[str, tuple[str, bool]] = {}
+    for name in TOGGLES:
+        stem = _FLAG_NAMES.get(name, name.replace("_", "-"))
+        if settings.default_of(name) is True:
+            flags[f"--no-{stem}"] = (name, False)
+        else:
+            flags[f"--{stem}"] = (name, True)
+    return flags
+
+
+class CellFailed(Exception):
+    """A %%compile cell that did not compile or run: shown as a short message, not a traceback."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(f"%%compile failed during {stage}: {message}")
+        self.stage = stage
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self), "(the notebook namespace and earlier compilations are unchanged)"]
+
+
+class _Progress:
+    """A status line shown while compiling, replaced in place by the result (display_id)."""
+
+    def __init__(self, text: str, quiet: bool) -> None:
+        self.quiet = quiet
+        self.handle = None if quiet else display(_Line(text), display_id=True)
+
+    def update(self, obj: Any) -> None:
+        if self.handle is not None:
+            self.handle.update(obj if not isinstance(obj, str) else _Line(obj))
+
+    def done(self, obj: Any) -> None:
+        if self.handle is not None:
+            self.handle.update(obj)
+
+
+class _Line:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text,
+                "text/html": f'<div class="ie-progress" style="font-family:monospace">{html.escape(self.text)}</div>'}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_config(args: Any) -> dict[str, Any]:
+    """Toggle flags and --config key=value pairs -> a config dict (UsageError when malformed or invalid)."""
+    config: dict[str, Any] = {}
+    for flag, (name, value) in toggle_flags().items():
+        if getattr(args, _dest(flag)):
+            config[name] = value
+    for pair in args.config or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config takes key=value (for example --config triton.cudagraphs=false), got {pair!r}")
+        config[key.strip()] = _parse_value(value)
+    try:
+        settings.normalize(config)
+    except ToggleError as error:
+        raise UsageError(str(error)) from None
+    return config
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _check_device(device: str | None) -> None:
+    if device is None:
+        return
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except RuntimeError as error:
+        raise UsageError(f"--device {device!r} is not a device: {error}") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
+
+
+def _compile_args(fn: Any) -> Any:
+    decorators = [
+        argument("--device", default=None, help="Move the cell's tensor inputs to this device (cpu, cuda, cuda:1)."),
+        argument("--config", action="append", metavar="KEY=VALUE",
+                 help="Any toggle or raw Inductor key, e.g. --config triton.cudagraphs=false (repeatable)."),
+        argument("--dynamic", action="store_true", help="Compile with dynamic shapes."),
+        argument("--name", default=None, help="Also keep the Compilation in the notebook under NAME."),
+        argument("--trace", action="store_true",
+                 help="Run the cell as ordinary Python and capture every torch.compile'd call it makes."),
+        argument("--quiet", action="store_true", help="Do not display the explorer view."),
+    ]
+    for flag, (name, value) in toggle_flags().items():
+        decorators.append(argument(flag, action="store_true", help=f"{name}={value}: {TOGGLES[name].description}"))
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return magic_arguments()(fn)
+
+
+@magics_class
+class ExplorerMagics(Magics):
+    """%%compile and %explorer."""
+
+    def __init__(self, shell: Any, session: Session | None = None) -> None:
+        super().__init__(shell)
+        self.session = session or Session.default()
+        self._counter = itertools.count(1)
+        self.views: list[Any] = []  # SessionViews shown by this shell (kept so their handlers stay alive)
+        self.panel: Any = None
+
+    @cell_magic("compile")
+    def compile_cell(self, line: str, cell: str) -> None:
+        args = parse_argstring(self.compile_cell, line)
+        config = parse_config(args)
+        _check_device(args.device)
+        if args.name is not None and not args.name.isidentifier():
+            raise UsageError(f"--name must be a Python identifier, got {args.name!r}")
+        number = next(self._counter)
+        name = args.name or f"cell{number}"
+        if args.trace:
+            from .trace import run_traced
+
+            entries = run_traced(self, cell, name, config, args)
+            if args.name is not None and entries:
+                self.shell.user_ns[args.name] = entries[-1].compilation
+            return
+        self._compile(cell, name, config, args, number)
+
+    def _compile(self, source: str, name: str, config: dict[str, Any], args: Any, number: int) -> None:
+        ns = self.shell.user_ns
+        filename = f"<%%compile {name}-{number}>"
+        try:
+            built = cells.build(source, ns, name, filename)
+        except cells.CellError as error:
+            raise CellFailed(error.stage, str(error)) from None
+        inputs = built.inputs(ns)
+        if args.device is not None:
+            inputs = tuple(t.to(args.device) for t in inputs)
+        shown = ", ".join(f"{k}={v}" for k, v in config.items())
+        progress = _Progress(f"compiling {name} ({', '.join(built.params) or 'no tensor inputs'})"
+                             f"{' with ' + shown if shown else ''}…", args.quiet)
+        dynamic = True if args.dynamic else False
+
+        def recompile(new_config: dict[str, Any]) -> Any:
+            with quiet_capture_warnings():
+                return capture(built.fn, *inputs, config=new_config, dynamic=dynamic)
+
+        started = time.perf_counter()
+        try:
+            compilation = recompile(config)
+        except CompileError as error:
+            progress.update(f"{name}: compilation failed during {error.stage}")
+            raise CellFailed(error.stage, _short(error)) from None
+        except ToggleError as error:
+            progress.update(f"{name}: {error}")
+            raise UsageError(str(error)) from None
+        seconds = time.perf_counter() - started
+        outputs = compilation.outputs if isinstance(compilation.outputs, dict) else {}
+        ns.update({k: v for k, v in outputs.items() if k in built.assigned})
+        entry = self.session.add(compilation, code=source, config=config, dynamic=dynamic, recompile=recompile,
+                                 name=name, origin="cell", seconds=seconds)
+        if args.name is not None:
+            ns[args.name] = compilation
+        if not args.quiet:
+            view = self.session.view(entry.index)
+            self.views.append(view)
+            progress.done(view.widget)
+
+    @line_magic("explorer")
+    def explorer_line(self, line: str) -> Any:
+        """%explorer panel | session | clear: the side panel, the session's history, forget the session."""
+        command = line.strip() or "session"
+        if command == "panel":
+            from .panel import open_panel
+
+            self.panel = open_panel(self.session)
+            return None
+        if command == "session":
+            return self.session
+        if command == "clear":
+            self.session.clear()
+            return None
+        raise UsageError(f"%explorer takes one of: panel, session, clear (got {command!r})")
+
+
+ExplorerMagics.compile_cell = _compile_args(ExplorerMagics.compile_cell)  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def quiet_capture_warnings():
+    """A capture turns Inductor's caches off on purpose; torch's warning about it is noise in a notebook."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*force disabled by torch.compiler.config.force_disable_caches")
+        yield
+
+
+def _short(error: CompileError) -> str:
+    """One paragraph: the error's first line, Dynamo's explanation if any, and the user line it points at."""
+    text = str(error)
+    prefix = f"compilation failed during {error.stage}: "
+    text = text[len(prefix):] if text.startswith(prefix) else text
+    lines = [line.strip() for line in text.strip().splitlines()]
+    parts = [lines[0] if lines else text]
+    explanation = next((line for line in lines if line.startswith("Explanation:")), None)
+    if explanation:
+        parts.append(explanation[len("Explanation:"):].strip()[:400])
+    places = re.findall(r'File "([^"]+)", line (\d+)', text)
+    if places:
+        file, line = places[-1]
+        parts.append(f"at line {line} of the cell" if file.startswith("<%%compile") else f"at {file}:{line}")
+    return " - ".join(parts)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magics(ExplorerMagics(ipython))
+
