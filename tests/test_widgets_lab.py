@@ -9,31 +9,18 @@ driving the view).
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell
+
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FUSED = "cpp_fused__softmax_add_relu_sum_0"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _write_notebook(path: Path) -> None:
@@ -55,88 +42,14 @@ def lab(tmp_path_factory):
     notebooks.mkdir()
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
     _write_notebook(notebooks / "explore.ipynb")
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(tmp / "config"),
-        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-        JUPYTER_DATA_DIR=str(tmp / "data"),
-        IPYTHONDIR=str(tmp / "ipython"),
-        JUPYTER_PLATFORM_DIRS="1",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
-    )
-    cmd = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=", "--ServerApp.password=",
-        f"--ServerApp.root_dir={notebooks}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.extension_manager=readonly",
-        "--ServerApp.terminals_enabled=False",
-        "--ServerApp.allow_root=True",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabServerApp.workspaces_dir=" + str(tmp / "workspaces"),
-        "--LabServerApp.user_settings_dir=" + str(tmp / "settings"),
-    ]
-    log = (tmp / "server.log").open("w")
-    server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=notebooks)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab did not start:\n{(tmp / 'server.log').read_text()[-3000:]}")
-            time.sleep(0.5)
+    with lab_server(notebooks, tmp) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-background-networking"]
-        )
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        outside = []
-        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((lab, "data:", "blob:", "ws://127.0.0.1")) else None)
-        page.goto(f"{lab}/lab/tree/explore.ipynb")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
-        page.wait_for_function(
-            "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext; return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-            timeout=90_000,
-        )
-        page.outside_requests = outside
+    with notebook_page(lab, "explore.ipynb") as page:
         yield page
-        browser.close()
-
-
-def run_cell(page, index: int) -> None:
-    page.evaluate(
-        """async (i) => { const panel = window.jupyterapp.shell.currentWidget;
-             panel.content.activeCellIndex = i;
-             await window.jupyterapp.commands.execute('notebook:run-cell'); }""",
-        index,
-    )
-
-
-def cell_output(page, index: int) -> str:
-    return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").inner_text()
 
 
 def test_widget_renders_and_links_in_jupyterlab(page, tmp_path):

@@ -1,0 +1,107 @@
+"""%%compile, the toggle panel and `%explorer panel` in a real JupyterLab, driven by headless Chromium.
+
+One notebook: a bf16 cell compiled with %%compile, the side panel opened, then the toggle panel of
+the cell's widget clicked (emulate_precision_casts on: a real recompile whose diff shows the changed
+C++ kernel; off again: served from the session cache), and a second cell the panel follows.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell, wait_idle
+
+pytestmark = pytest.mark.browser
+
+CELLS = [
+    "%load_ext explorer\nimport torch\ntorch.manual_seed(0)\nx = torch.randn(64, 128)",
+    "%%compile --name bf\ny = (x.bfloat16() * 3 + 1).float() * 2",
+    "%explorer panel",
+    "%%compile --name second\nz = torch.relu(x).sum(-1)",
+    "from explorer import Session\nprint('ENTRIES', [(e.origin, e.label) for e in Session.default()])",
+]
+TOGGLE = 'input[data-toggle="emulate_precision_casts"]'
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("panel-lab")
+    notebooks = tmp / "notebooks"
+    notebooks.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
+    nbformat.write(nb, notebooks / "session.ipynb")
+    with lab_server(notebooks, tmp) as url, notebook_page(url, "session.ipynb") as page:
+        run_cell(page, 0)
+        wait_idle(page)
+        run_cell(page, 1)
+        page.locator(".jp-Cell").nth(1).locator(".ie-root g.ie-node").first.wait_for(timeout=150_000)
+        yield page
+
+
+def test_compile_cell_shows_the_explorer_with_a_toggle_panel(page):
+    cell = page.locator(".jp-Cell").nth(1)
+    assert cell.locator(".ie-fn").inner_text() == "bf"
+    names = cell.locator(".ie-toggles input").evaluate_all("els => els.map(e => e.dataset.toggle)")
+    assert "emulate_precision_casts" in names and "loop_ordering_after_fusion" in names
+    assert not cell.locator(TOGGLE).is_checked()
+    assert cell.locator('input[data-toggle="loop_ordering_after_fusion"]').is_checked()  # Inductor's default
+
+
+def test_side_panel_opens_and_follows_new_cells(page, tmp_path):
+    run_cell(page, 2)
+    panel = page.locator("#jp-right-stack .ie-root")
+    panel.locator("g.ie-node").first.wait_for(timeout=60_000)
+    assert page.locator("#jp-right-stack").is_visible()
+    assert panel.locator(".ie-fn").inner_text() == "bf"
+    page.screenshot(path=str(tmp_path / "side-panel.png"))
+
+    run_cell(page, 3)
+    page.wait_for_function(
+        "() => document.querySelector('#jp-right-stack .ie-fn')?.textContent === 'second'", timeout=120_000
+    )
+    history = page.locator("#jp-right-stack .ie-history option").all_inner_texts()
+    assert [h.split(" [")[0] for h in history[-2:]] == ["#0 bf", "#1 second"], history
+    assert page.locator("#jp-right-stack .ie-history").input_value() == "1"
+    # going back in the panel's history shows the earlier compilation, with the diff between them
+    page.locator("#jp-right-stack .ie-history").select_option("0")
+    page.wait_for_function("() => document.querySelector('#jp-right-stack .ie-fn')?.textContent === 'bf'", timeout=30_000)
+    page.screenshot(path=str(tmp_path / "side-panel-history.png"))
+    assert page.outside_requests == []
+
+
+def test_toggle_round_trip_in_the_browser(page, tmp_path):
+    cell = page.locator(".jp-Cell").nth(1)
+    status = cell.locator(".ie-status")
+    cell.locator(TOGGLE).check()
+    page.wait_for_function(
+        "() => { const s = document.querySelectorAll('.jp-Cell')[1].querySelector('.ie-status');"
+        " return s && s.dataset.state === 'idle' && s.textContent.includes('recompiled'); }",
+        timeout=120_000,
+    )
+    assert "emulate_precision_casts=True" in status.inner_text()
+    changed = cell.locator('.ie-diff-kernel[data-status="changed"]')
+    assert changed.count() == 1
+    assert "cpp_fused" in changed.inner_text()
+    assert "emulate_precision_casts" in cell.locator(".ie-badge").all_inner_texts()[0]
+    cell.locator(".ie-diff-kernel details summary").first.click()
+    assert "convert<" in cell.locator(".ie-diff-src").first.inner_text()
+    page.screenshot(path=str(tmp_path / "toggle-on.png"))
+
+    cell.locator(TOGGLE).uncheck()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jp-Cell')[1].querySelector('.ie-status').textContent.includes('from the session cache')",
+        timeout=30_000,
+    )
+    assert not cell.locator(TOGGLE).is_checked()
+    assert cell.locator(".ie-sum-toggles").inner_text().endswith("defaults")
+    seconds = float(status.inner_text().rsplit("(", 1)[1].split(" s")[0])
+    assert seconds < 0.2, status.inner_text()
+
+    run_cell(page, 4)
+    page.wait_for_function("() => document.querySelectorAll('.jp-Cell')[4].innerText.includes('ENTRIES')", timeout=30_000)
+    out = cell_output(page, 4)
+    assert out.count("'toggle'") == 1, out  # switching back compiled nothing new
+    assert "emulate_precision_casts=True" in out
