@@ -186,8 +186,11 @@ def _pair_kernels(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
         for j, sb in enumerate(sets_b):
             shared = sa & sb
             if shared:
+                # an extern call whose nodes a generated kernel now computes is what that kernel replaced:
+                # pair those first, even when the kernel also absorbed an epilogue with more overlap
+                replaced = a[i].language == "extern" and b[j].language != "extern"
                 same_language = a[i].language == b[j].language
-                candidates.append((len(shared) / len(sa | sb), same_language, -i, -j, i, j))
+                candidates.append((replaced, len(shared) / len(sa | sb), same_language, -i, -j, i, j))
     candidates.sort(reverse=True)
     pair_of_a: dict[int, int] = {}
     used_b: set[int] = set()

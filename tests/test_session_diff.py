@@ -161,3 +161,18 @@ def test_loop_ordering_changes_the_fused_groups_on_gpu():
     assert d.graphs[0].fused_only_a or d.graphs[0].fused_only_b
     assert d.counts()["added"] + d.counts()["removed"] + d.counts()["changed"] > 0
     assert d.outputs.compared and d.outputs.bitwise_equal
+
+
+@pytest.mark.gpu
+def test_native_matmul_pairs_the_extern_mm_with_its_tl_dot_kernel_on_gpu():
+    session = Session()
+    args = [torch.randn(64, 128, device="cuda"), torch.randn(128, 96, device="cuda"), torch.randn(96, device="cuda")]
+    session.compile(workloads.matmul_epilogue, *args)
+    native, _ = session.with_config(0, {"native_matmul": True})
+    d = diff(session[0].compilation, native.compilation)
+    mm = next(k for k in d.kernels if k.a_language == "extern")
+    assert mm.status == "changed" and mm.b_language == "triton"
+    assert any(line.startswith("+") and "tl.dot" in line for line in mm.source_diff.splitlines())
+    # the epilogue kernel went into the same tl.dot kernel (H200, torch 2.11: one fused kernel)
+    assert all(k.now_in == [mm.b] for k in d.kernels if k.status == "removed")
+    assert d.outputs.compared and d.outputs.max_rel < 1e-3
