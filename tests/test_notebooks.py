@@ -1,0 +1,149 @@
+"""Every notebook in examples/ runs top to bottom, headless, in a kernel started with this Python.
+
+The kernel's working directory is examples/ and it imports the package the rest of the suite tests
+(the repository root is on its PYTHONPATH, as pytest's own ``pythonpath`` setting does). A notebook
+passes when no cell raised and the outputs that carry its lesson were printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
+CELL_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="module")
+def kernel_specs(tmp_path_factory) -> KernelSpecManager:
+    """A kernelspec that launches this interpreter (the venv's), not whatever `python3` is on PATH."""
+    spec_dir = tmp_path_factory.mktemp("kernels") / "explorer-notebooks"
+    spec_dir.mkdir()
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "PYTHONWARNINGS": "ignore"}
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "inductor-explorer notebooks",
+        "language": "python",
+        "env": env,
+    }))
+    return KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
+
+
+def execute(name: str, specs: KernelSpecManager) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(EXAMPLES / name, as_version=4)
+    km = KernelManager(kernel_name="explorer-notebooks", kernel_spec_manager=specs)
+    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT_S, allow_errors=True,
+                            resources={"metadata": {"path": str(EXAMPLES)}})
+    started = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - started
+
+
+def text_of(nb: nbformat.NotebookNode) -> str:
+    """Everything the notebook printed or displayed as text, in order."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                parts.append(out.text)
+            elif out.output_type in ("execute_result", "display_data"):
+                parts.append(out.data.get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def errors_of(nb: nbformat.NotebookNode) -> list[str]:
+    found = []
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                found.append(f"cell {index}: {out.ename}: {out.evalue}\n{cell.source[:300]}")
+    return found
+
+
+def test_notebooks_are_stored_without_outputs():
+    assert NOTEBOOKS, "no notebooks in examples/"
+    for name in NOTEBOOKS:
+        nb = nbformat.read(EXAMPLES / name, as_version=4)
+        nbformat.validate(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs and cell.execution_count is None, f"{name} is stored with outputs"
+
+
+# What each notebook must print, beyond running without errors: the lines that carry its lesson.
+EXPECTED = {
+    "01_tour.ipynb": [
+        "same result as eager: True",
+        "kernel line",  # kernel lines traced back through post-grad and FX nodes...
+        "<- post-grad ['var_mean'] <- FX ['h']",
+        "<- your line 17: h = self.norm(x)",  # ...to the user's source line
+        "'kind': 'kernel_line'",  # the widget's selection, driven from Python
+        "ExplorerWidget(",
+        "same kernels after loading: True",
+    ],
+    "02_fusion.ipynb": [
+        "loop-IR nodes for relu(x*2+1).sum(-1): 1",
+        "softmax: 1 kernel",
+        "horizontal: 2 reductions in group",
+        "Inductor's reasons:",
+        "intermediate nodes between node1 & node2",
+        "no shared data",
+    ],
+    "03_matmul.ipynb": [
+        "extern kernel:",
+        "epilogue kernel",
+        "matches eager: True",
+    ],
+    "04_deterministic.ipynb": [
+        "inductor_overrides: {'deterministic': True}",
+        "loop-IR nodes: default 1, deterministic 2",  # torch 2.13's materialization boundary
+        "bitwise equal over 5 runs: True",
+    ],
+    "05_debugging.ipynb": [
+        "largest kernel:",
+        "slowest generated kernel:",
+        "comes from your lines:",
+        "lines only in",
+    ],
+    "06_real_model.ipynb": [
+        "GPT2LMHeadModel",
+        "FX nodes:",
+        "logits match eager: True",
+        "transformers/models/gpt2/modeling_gpt2.py",
+        "ExplorerWidget(",
+    ],
+}
+
+if not torch.cuda.is_available():
+    # On a machine without a GPU the GPU cells must say so instead of failing.
+    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb"):
+        EXPECTED[_name].append("No CUDA GPU here")
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name, kernel_specs):
+    nb, seconds = execute(name, kernel_specs)
+    errors = errors_of(nb)
+    assert not errors, f"{name} raised:\n" + "\n\n".join(errors)
+    printed = text_of(nb)
+    missing = [s for s in EXPECTED.get(name, []) if s not in printed]
+    assert not missing, f"{name} did not print {missing}; it printed:\n{printed[-4000:]}"
+    assert seconds < 240, f"{name} took {seconds:.0f} s on CPU (budget: about 2 minutes)"
+
+
+def test_every_notebook_has_expectations():
+    assert set(NOTEBOOKS) == set(EXPECTED), "add the key outputs of new notebooks to EXPECTED"
