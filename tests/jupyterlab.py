@@ -90,20 +90,26 @@ def notebook_page(url: str, notebook: str, viewport: tuple[int, int] = (1400, 10
         browser = p.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-background-networking"]
         )
-        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-        outside: list[str] = []
-        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((url, "data:", "blob:", "ws://127.0.0.1")) else None)
-        page.goto(f"{url}/lab/tree/{notebook}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
-        page.wait_for_function(
-            "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext; return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-            timeout=90_000,
-        )
-        page.outside_requests = outside
+        page = open_notebook(browser.new_page(viewport={"width": viewport[0], "height": viewport[1]}), url, notebook)
         try:
             yield page
         finally:
             browser.close()
+
+
+def open_notebook(page, url: str, notebook: str, workspace: str | None = None):
+    """Load ``notebook`` in ``page`` (a fresh tab) and wait for its kernel to be idle. A second tab needs
+    its own ``workspace``: JupyterLab restores a workspace's open notebooks in every tab that uses it."""
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((url, "data:", "blob:", "ws://127.0.0.1")) else None)
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{notebook}" if workspace else f"{url}/lab/tree/{notebook}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
+    page.wait_for_function(
+        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext; return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+        timeout=90_000,
+    )
+    page.outside_requests = outside
+    return page
 
 
 def run_cell(page, index: int) -> None:

@@ -9,13 +9,15 @@ driving the view).
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell
+from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell
+from tests.test_widgets_static_browser import expected_kernel_lines
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +36,23 @@ def _write_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+LIVE_CELL = """\
+import torch, explorer
+def f(x):
+    y = torch.relu(x * 2 + 1)
+    return y.sum(-1)
+c = explorer.compile(f, torch.randn(8, 16))
+c.save('live.json')
+explorer.show(c)"""
+
+
+def _write_live_notebook(path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(LIVE_CELL)]
+    nbformat.write(nb, path)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server on loopback; yields its base URL."""
@@ -42,13 +61,14 @@ def lab(tmp_path_factory):
     notebooks.mkdir()
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
     _write_notebook(notebooks / "explore.ipynb")
+    _write_live_notebook(notebooks / "live.ipynb")
     with lab_server(notebooks, tmp) as url:
-        yield url
+        yield url, notebooks
 
 
 @pytest.fixture(scope="module")
 def page(lab):
-    with notebook_page(lab, "explore.ipynb") as page:
+    with notebook_page(lab[0], "explore.ipynb") as page:
         yield page
 
 
@@ -79,6 +99,34 @@ def test_widget_renders_and_links_in_jupyterlab(page, tmp_path):
     assert widget.locator(".ie-side [data-section=post_grad] .ie-chip").all_inner_texts() == ["div"]
     page.screenshot(path=str(tmp_path / "lab-python-driven.png"))
     assert page.outside_requests == []
+
+
+def test_compiling_in_the_notebook_shows_linked_views(lab, page, tmp_path):
+    """A small function compiled by explorer.compile inside the notebook, displayed and clicked."""
+    url, notebooks = lab
+    live = open_notebook(page.context.browser.new_page(viewport={"width": 1400, "height": 1000}), url, "live.ipynb", workspace="live")
+    try:
+        page = live
+        run_cell(page, 0)
+        widget = page.locator(".jp-OutputArea .ie-root")
+        widget.locator('g.ie-node[data-name="y"]').wait_for(timeout=180_000)
+        trace = json.loads((notebooks / "live.json").read_text())
+        expected = expected_kernel_lines(trace["graphs"][0], "y")
+        assert expected and all(expected.values())
+        widget.locator('g.ie-node[data-name="y"]').click()
+        lit = widget.locator(".ie-side .ie-kline.ie-lit").evaluate_all(
+            "els => els.map(e => [e.dataset.kernel, Number(e.dataset.line)])")
+        assert {(k, line) for k, line in lit} == {(k, n) for k, lines in expected.items() for n in lines}
+        page.screenshot(path=str(tmp_path / "lab-live-compile.png"))
+        # and back: a kernel line that computes the relu lights the FX node y
+        kernel, lines = next(iter(expected.items()))
+        widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
+        widget.locator(f'.ie-kdetail .ie-src-line[data-line="{min(lines)}"]').click()
+        widget.locator('.ie-stage-btn[data-stage="fx"]').click()
+        assert "y" in widget.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)")
+        assert page.outside_requests == []
+    finally:
+        live.close()
 
 
 def test_widget_is_readable_in_the_dark_theme(page, tmp_path):
