@@ -31,6 +31,7 @@ class InnerRecord:
     provenance: dict[str, list[str]] = field(default_factory=dict)
     kernel_traces: dict[str, list[str]] = field(default_factory=dict)
     node_lines: dict[str, set[str]] = field(default_factory=dict)
+    kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
     compiled_fn: Any = None
@@ -96,13 +97,15 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     base_counts = Counter(_split_key(key) for key in record.provenance)
     kernels: list[Kernel] = []
     seen_defined: set[str] = set()
+    scheduled: dict[str, list[str]] = {}  # kernel id -> the scheduler nodes codegen emitted it for
     for key, nodes in record.provenance.items():
         base = _split_key(key)
         definition = definitions.get(base)
         if definition is not None:
-            if base in seen_defined:  # one kernel, several provenance entries (e.g. reused): merge
+            if base in seen_defined:  # one kernel called for several groups (e.g. every layer): merge
                 existing = next(k for k in kernels if k.name == base)
                 existing.post_grad_nodes += [n for n in nodes if n not in existing.post_grad_nodes]
+                scheduled[base] += [n for n in record.kernel_nodes.get(key, []) if n not in scheduled[base]]
                 continue
             seen_defined.add(base)
             kernel = Kernel(id=base, name=base, language=definition.language, source=definition.source,
@@ -113,6 +116,7 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
             kernel = Kernel(id=kernel_id, name=base, language="extern", source=text, post_grad_nodes=list(nodes),
                             wrapper_lines=[line] if line else [])
         kernel.meta["stack_traces"] = record.kernel_traces.get(key, [])
+        scheduled[kernel.id] = list(record.kernel_nodes.get(key, []))
         kernels.append(kernel)
     for name, definition in definitions.items():  # kernels Inductor did not report provenance for
         if name not in seen_defined:
@@ -121,7 +125,7 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     names = [k.name for k in kernels if k.language in ("triton", "template")]
     live = runtime.wrapper_globals(record.compiled_fn, names) if record.compiled_fn is not None and names else {}
     for kernel in kernels:
-        _attach(kernel, record, loop_ir, post_grad, fx)
+        _attach(kernel, record, loop_ir, post_grad, fx, scheduled.get(kernel.id, []))
         if kernel.language in ("triton", "template"):
             _triton_meta(kernel, record.wrapper, live)
     return kernels
@@ -142,17 +146,25 @@ def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:
             break
 
 
-def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> None:
+def _members(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], scheduled: list[str]) -> list[LoopIRNode]:
+    """The loop-IR nodes a kernel implements: as codegen reported them, else inferred from origins and text."""
+    if scheduled:
+        exact = set(scheduled)
+        return [n for n in loop_ir if n.name in exact]
     wanted = set(kernel.post_grad_nodes)
     candidates = [n for n in loop_ir if not n.eliminated and wanted.intersection(n.origins)]
     if kernel.language == "extern":
-        members = [n for n in candidates if n.kind == "extern"] or candidates
-    else:
-        source_lines = {line.strip() for line in kernel.lines}
-        members = [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
+        return [n for n in candidates if n.kind == "extern"] or candidates
+    source_lines = {line.strip() for line in kernel.lines}
+    return [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
+
+
+def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage,
+            scheduled: list[str]) -> None:
+    members = _members(kernel, record, loop_ir, scheduled)
     kernel.loop_ir = [n.name for n in members]
-    groups = Counter(n.group for n in members if n.group)
-    kernel.group = groups.most_common(1)[0][0] if groups else None
+    first = next((n.group for n in members if n.group), None)  # the group of the first call
+    kernel.group = first
     if not kernel.post_grad_nodes:
         kernel.post_grad_nodes = [o for n in members for o in n.origins]
     if kernel.language != "extern":

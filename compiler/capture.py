@@ -89,6 +89,10 @@ class _Recorder:
         if self.current is not None:
             self.current.node_lines.setdefault(node_name, set()).update(lines)
 
+    def on_kernel_nodes(self, key: str, node_names: list[str]) -> None:
+        if self.current is not None:
+            self.current.kernel_nodes[key] = node_names
+
     def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
         if self.current is not None:
             self.current.refused.append((name1, name2, reason))
@@ -184,6 +188,7 @@ def capture(
         on_post_fusion=recorder.on_post_fusion,
         on_output_code=recorder.on_output_code,
         on_node_lines=recorder.on_node_lines,
+        on_kernel_nodes=recorder.on_kernel_nodes,
         on_fusion_refused=recorder.on_fusion_refused,
         on_autotune=recorder.on_autotune,
         keep_code=recorder.keep_code,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+import explorer
 from tests import workloads
 
 
@@ -163,3 +164,19 @@ def test_compilation_records_settings_and_timings(demo_compilation):
     assert c.timings["total"] >= c.timings["codegen"]
     assert c.graphs[0].timings["scheduling"] > 0
     assert c.toggles == {} and "force_disable_caches" not in c.inductor_overrides
+
+
+def test_kernels_map_to_exactly_the_nodes_codegen_emitted_them_for():
+    """Residual layers give near-identical kernels whose nodes share origins: the links must come from
+    codegen itself, not from matching origins and text."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*(workloads.ResidualBlock() for _ in range(3))).eval()
+    with torch.no_grad():
+        c = explorer.compile(model, torch.randn(4, 8, 16))
+    graph = c.graphs[0]
+    claimed = [name for k in graph.kernels for name in k.loop_ir]
+    assert len(claimed) == len(set(claimed))  # no loop-IR node is claimed by two kernels here
+    for kernel in (k for k in graph.kernels if k.language == "cpp"):
+        assert kernel.loop_ir, kernel
+        for name in kernel.loop_ir:
+            assert set(graph.loop_ir_node(name).origins) <= set(kernel.post_grad_nodes), (kernel, name)

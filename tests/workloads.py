@@ -49,3 +49,15 @@ class TinyMLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.fc1(self.norm(x)))
         return self.fc2(h)
+
+
+class ResidualBlock(nn.Module):
+    """x + gelu(fc(norm(x))): stacked, the residual adds feed the next block's norm kernel."""
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.nn.functional.gelu(self.fc(self.norm(x)))

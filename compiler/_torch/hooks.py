@@ -6,7 +6,8 @@ import contextlib
 import types
 from typing import Any, Callable, Iterator
 
-from . import autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, output_code, scheduler_passes
+from . import (autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes, output_code,
+               scheduler_passes)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -29,6 +30,7 @@ def capture_hooks(
     on_post_fusion: Callable[[list[Any]], None],
     on_output_code: Callable[[str], None],
     on_node_lines: Callable[[str, list[str]], None],
+    on_kernel_nodes: Callable[[str, list[str]], None],
     on_fusion_refused: Callable[[str, str, str], None],
     on_autotune: autotune.Record,
     keep_code: Callable[[types.CodeType], bool],
@@ -40,6 +42,7 @@ def capture_hooks(
         stack.enter_context(inductor_config.patched(values))
         stack.enter_context(output_code.on_output_code(on_output_code))
         stack.enter_context(kernel_lines.on_node_lines(on_node_lines))
+        stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
         stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
