@@ -104,3 +104,23 @@ def test_loop_ordering_after_fusion_changes_fusion_on_gpu():
     on = explorer.compile(workloads.transposed_add, x, y, config={"loop_ordering_after_fusion": True})
     off = explorer.compile(workloads.transposed_add, x, y, config={"loop_ordering_after_fusion": False})
     assert len(on.graphs[0].kernels) < len(off.graphs[0].kernels)
+
+
+def test_edit_works_from_a_plain_script(tmp_path):
+    script = tmp_path / "edit_script.py"
+    script.write_text(
+        "import torch, explorer\n"
+        "from tests import gpu_edits, workloads\n"
+        "c = explorer.compile(workloads.bf16_roundtrip, torch.randn(1024, 1024, device='cuda'))\n"
+        "k = next(k for g in c.graphs for k in g.kernels if k.language == 'triton')\n"
+        "print('RESULT', k.edit(gpu_edits.equivalent(k.source), bench=False).matches)\n"
+    )
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=root), cwd=root)
+    assert "RESULT True" in done.stdout, done.stderr[-2000:]

@@ -87,3 +87,24 @@ def test_triton_kernel_renders(trace):
     console.print(kernel)
     assert kernel.id in console.file.getvalue() and "tl." in console.file.getvalue()
     assert kernel.id in kernel._repr_html_()
+
+
+def test_edit_reports_syntax_errors_from_its_worker_process():
+    """The worker is a separate interpreter; a syntax error is caught there before any GPU work."""
+    from tests import gpu_edits
+
+    c = explorer.load(FIXTURES / "gpu_default.json")
+    kernel = next(k for k in c.kernels if k.language == "triton")
+    edited = gpu_edits.syntax_error(kernel.source)
+    result = kernel.edit(edited, bench=False)
+    assert not result.ok and result.stage == "syntax" and "SyntaxError" in result.error
+    assert "def broken(" in edited.splitlines()[result.line - 1]  # the line the error points at
+
+
+def test_only_triton_kernels_can_be_edited():
+    from compiler.gpu.edit import KernelEditError
+
+    c = explorer.load(FIXTURES / "gpu_default.json")
+    extern = next(k for k in c.kernels if k.language == "extern")
+    with pytest.raises(KernelEditError, match="only Triton kernels can be edited"):
+        extern.edit("x")

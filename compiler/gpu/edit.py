@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import json
+import os
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -47,27 +52,23 @@ def edit_kernel(kernel: Any, new_source: str, *, bench: bool = True, timeout_s: 
         raise KernelEditError(f"only Triton kernels can be edited; {kernel.id} is {kernel.language}")
     if not isinstance(new_source, str) or not new_source.strip():
         raise KernelEditError("new_source must be the edited kernel's full source text (start from k.source)")
-    from . import worker
-
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=worker.main, args=(send, kernel.source, new_source, kernel.name, bench),
-                              daemon=True)
-    process.start()
-    send.close()
-    try:
-        if not receive.poll(timeout_s):
-            process.kill()
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+    with tempfile.TemporaryDirectory(prefix="kernel-edit-") as tmp:
+        job, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
+        job.write_text(json.dumps({"original": kernel.source, "edited": new_source, "name": kernel.name,
+                                   "bench": bench}))
+        try:
+            done = subprocess.run([sys.executable, "-m", "compiler.gpu.worker", str(job), str(result_path)],
+                                  env=env, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
             return EditResult(kernel.id, False, "worker", f"no result within {timeout_s:.0f} s")
-        result = receive.recv()
-    except EOFError:
-        process.join(5)
-        return EditResult(kernel.id, False, "device fault",
-                          f"the worker process died (exit code {process.exitcode}) running the edited kernel")
-    finally:
-        process.join(10)
-        if process.is_alive():
-            process.kill()
+        if not result_path.exists():
+            tail = (done.stderr or "").strip().splitlines()[-3:]
+            return EditResult(kernel.id, False, "device fault",
+                              f"the worker process died (exit code {done.returncode}) running the edited kernel: "
+                              + " | ".join(tail))
+        result = json.loads(result_path.read_text())
     if not result.get("ok"):
         return EditResult(kernel.id, False, result.get("stage"), result.get("error"), result.get("line"))
     return EditResult(kernel.id, True, bitwise_equal=result["bitwise_equal"], max_abs_error=result["max_abs_error"],

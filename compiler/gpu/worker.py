@@ -2,14 +2,18 @@
 
 A kernel that faults on the device (an out-of-bounds store, say) poisons the CUDA context of the
 process that launched it; doing the launch here keeps the notebook's context, the original kernel and
-the compilation usable. Everything crosses the process boundary as plain dicts.
+the compilation usable. The worker is a fresh interpreter (``python -m compiler.gpu.worker``), so it
+works from notebooks and plain scripts alike; job and result cross as JSON files.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 SEED = 1234
@@ -86,11 +90,15 @@ def compare(original: str, edited: str, name: str, bench: bool = True) -> dict[s
     return result
 
 
-def main(connection: Any, original: str, edited: str, name: str, bench: bool) -> None:
-    """Process entry point: send one result dict back, whatever happens."""
+def main(job_path: str, result_path: str) -> None:
+    """``python -m compiler.gpu.worker JOB RESULT``: read the job, write one result, whatever happens."""
+    job = json.loads(Path(job_path).read_text())
     try:
-        result = compare(original, edited, name, bench)
-    except BaseException as error:  # report, never hang the parent
-        result = _failure("worker", error, edited, name)
-    connection.send(result)
-    connection.close()
+        result = compare(job["original"], job["edited"], job["name"], job["bench"])
+    except BaseException as error:  # report, never leave the parent without an answer
+        result = _failure("worker", error, job["edited"], job["name"])
+    Path(result_path).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
