@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: setup demo test test-fast lab gpu-test clean bundle
+.PHONY: setup demo test lab gpu-test clean bundle
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ bundle:
 	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
 gpu-test:
-	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests
+	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests/test_gpu.py tests/test_session_diff.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
