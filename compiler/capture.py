@@ -132,8 +132,10 @@ def _entry(target: Any) -> tuple[Callable[..., Any], str]:
     if not callable(target):
         raise TypeError(f"explorer.compile needs a function or nn.Module, got {type(target).__name__}")
 
+    self = target  # Dynamo names graph inputs after this variable: l_self_modules_fc_parameters_weight_
+
     def entry(*args: Any, **kwargs: Any) -> Any:
-        return target(*args, **kwargs)
+        return self(*args, **kwargs)
 
     name = type(target).__name__ if isinstance(target, torch.nn.Module) else getattr(target, "__qualname__", repr(target))
     return _clone_function(entry), name
