@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: setup demo test lab gpu-test clean bundle
+.PHONY: setup browser demo test lab gpu-test clean bundle
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ setup: $(VENV)/.installed
 demo: setup
 	$(PY) -m explorer demo
 
-test: setup
+# Browser tests drive Debian's chromium through Playwright (which cannot download its own browser here).
+browser:
+	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+test: setup browser
 	$(PY) -m pytest -m "not gpu" tests
 
 lab: setup
