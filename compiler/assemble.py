@@ -40,7 +40,7 @@ class InnerRecord:
 def assemble(index: int, record: InnerRecord, dynamo_module: Any) -> GraphCapture:
     fx = fx_stage("fx", dynamo_module)  # its own copy: forward and backward link it differently
     post_grad = fx_stage("post_grad", record.post_grad_module)
-    link_post_grad_to_fx(post_grad, fx, (None, record.post_grad_module))
+    link_post_grad_to_fx(post_grad, fx, record.post_grad_module)
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
     fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f["origins"]))
              for f in record.fused]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch.fx
 
 from ._torch import fx_meta
@@ -48,9 +46,8 @@ def fx_stage(stage: str, gm: torch.fx.GraphModule | None) -> FxStage:
     return FxStage(stage=stage, code=graph_code(gm), nodes=nodes, module=gm)
 
 
-def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, modules: tuple[Any, Any]) -> None:
+def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.GraphModule | None) -> None:
     """Fill ``post_grad_node.fx`` and ``fx_node.post_grad`` from the ``from_node`` provenance in meta."""
-    _, post_gm = modules
     if post_gm is None:
         return
     fx_names = {n.name: n for n in fx.nodes if n.op not in ("placeholder", "output", "get_attr")}
