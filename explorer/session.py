@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
 from compiler import Compilation, capture
+from compiler.compilation import tensor_specs
 
 from . import settings
 
@@ -99,8 +100,6 @@ class Session:
                 dynamic: bool | None = False, name: str | None = None, code: str | None = None) -> Compilation:
         """explorer.compile through the session: recorded, and served from the cache when already compiled."""
         code = code or _code_of(target)
-        from compiler.compilation import tensor_specs
-
         hit = self.lookup(cache_key(code, tensor_specs(inputs), config or {}, dynamic))
         if hit is not None:
             return hit.compilation

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from compiler import CompileError, ToggleError
+from compiler.serialize import SCHEMA, VERSION
 
 from . import settings
 from .diff import diff
@@ -27,7 +28,7 @@ class SessionView:
         self.last_seconds = 0.0  # wall time of the last toggle/select, request to updated view
         self.last_from_cache = False
         self._requesting = False  # a toggle change of this view is compiling (its entry is shown by _switch)
-        empty = {"schema": "inductor-explorer/trace", "version": 1, "meta": {}, "graphs": []}
+        empty = {"schema": SCHEMA, "version": VERSION, "meta": {}, "graphs": []}
         self.widget = ExplorerWidget(entry.compilation.to_json() if entry else empty)
         self.widget.on_action(self.handle)
         self._refresh_bar()
