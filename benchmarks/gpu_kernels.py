@@ -16,7 +16,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import explorer
 from compiler._torch import runtime
-from compiler.gpu.devices import peaks
+from compiler.runs.devices import peaks
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:

@@ -102,13 +102,13 @@ class Compilation(_Rendered):
 
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""
-        from .gpu.bench import bench_compilation
+        from .runs.bench import bench_compilation
 
         return bench_compilation(self)
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""
-        from .gpu.determinism import check
+        from .runs.determinism import check
 
         if not self.live:
             raise RuntimeError("check_determinism needs the live compilation, not a loaded trace")

@@ -13,7 +13,7 @@ from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, 
                      Wrapper)
 
 SCHEMA = "inductor-explorer/trace"
-VERSION = 1
+VERSION = 2
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:

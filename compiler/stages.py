@@ -149,14 +149,14 @@ class Kernel(_Rendered):
 
     def bench(self) -> Any:
         """Time this kernel on the real shapes (GPU): bytes, FLOPs, GB/s, TFLOP/s, fraction of peak."""
-        from .gpu.bench import bench_kernel
+        from .runs.bench import bench_kernel
 
         return bench_kernel(self, self.graph)
 
     def edit(self, new_source: str, *, bench: bool = True) -> Any:
         """Compile ``new_source`` (an edited copy of ``source``) in a worker process, run it on the
         original's inputs, compare outputs and bench both. Errors come back in the result."""
-        from .gpu.edit import edit_kernel
+        from .runs.edit import edit_kernel
 
         return edit_kernel(self, new_source, bench=bench)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,7 +13,7 @@ from rich.console import Console
 from torch._inductor import config as inductor_config  # tests may read torch internals to check restoration
 
 import explorer
-from compiler import CompileError, ToggleError, TraceFormatError, toggles
+from compiler import CompileError, ToggleError, TraceFormatError, serialize, toggles
 from compiler._torch import fusion_log
 from tests import workloads
 
@@ -173,6 +174,15 @@ def test_save_load_round_trip(tmp_path, all_compilations):
         assert [k.line_nodes for k in graph.kernels] == [k.line_nodes for k in original.kernels]
         for a, b in zip(graph.loop_ir, original.loop_ir):
             assert {str(k): str(v) for k, v in a.indexing.items()} == {str(k): str(v) for k, v in b.indexing.items()}
+
+
+def test_version_1_traces_still_load():
+    # tests/fixtures/trace_v1.json is a GPU trace saved by schema version 1; it is never re-recorded.
+    path = Path(__file__).parent / "fixtures" / "trace_v1.json"
+    assert json.loads(path.read_text())["version"] == 1
+    loaded = explorer.load(path)
+    assert loaded.device == "cuda" and loaded.kernels
+    assert loaded.to_json()["version"] == serialize.VERSION > 1
 
 
 def test_loaded_compilation_renders_the_same(tmp_path, matmul_compilation):

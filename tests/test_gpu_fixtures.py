@@ -102,7 +102,7 @@ def test_edit_reports_syntax_errors_from_its_worker_process():
 
 
 def test_only_triton_kernels_can_be_edited():
-    from compiler.gpu.edit import KernelEditError
+    from compiler.runs.edit import KernelEditError
 
     c = explorer.load(FIXTURES / "gpu_default.json")
     extern = next(k for k in c.kernels if k.language == "extern")

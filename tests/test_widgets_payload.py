@@ -55,8 +55,8 @@ def test_payload_ignores_unknown_keys_and_tolerates_missing_parts():
 
 
 def test_payload_refuses_newer_versions_and_non_traces(sample):
-    newer = dict(sample, version=2)
-    with pytest.raises(TraceError, match="version 2 is newer than this viewer reads"):
+    newer = dict(sample, version=widgets.SCHEMA_VERSION + 1)
+    with pytest.raises(TraceError, match=f"version {widgets.SCHEMA_VERSION + 1} is newer than this viewer reads"):
         widgets.payload_for(newer)
     with pytest.raises(TraceError, match="schema"):
         widgets.payload_for(dict(sample, schema="something/else"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 SCHEMA_NAME = "inductor-explorer/trace"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 STAGES = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
 SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line")

@@ -8,7 +8,7 @@ import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks, summarize } from "./mode
 import { GraphStage, LoopIrStage, FusedStage, KernelsStage, WrapperStage, AutotuneStage } from "./stages.js";
 import { renderLinks } from "./links.js";
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
 
 /** A reason the payload cannot be shown, or null. */

@@ -59,7 +59,7 @@ def edit_kernel(kernel: Any, new_source: str, *, bench: bool = True, timeout_s: 
         job.write_text(json.dumps({"original": kernel.source, "edited": new_source, "name": kernel.name,
                                    "bench": bench}))
         try:
-            done = subprocess.run([sys.executable, "-m", "compiler.gpu.worker", str(job), str(result_path)],
+            done = subprocess.run([sys.executable, "-m", "compiler.runs.worker", str(job), str(result_path)],
                                   env=env, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return EditResult(kernel.id, False, "worker", f"no result within {timeout_s:.0f} s")

@@ -2,7 +2,7 @@
 
 A kernel that faults on the device (an out-of-bounds store, say) poisons the CUDA context of the
 process that launched it; doing the launch here keeps the notebook's context, the original kernel and
-the compilation usable. The worker is a fresh interpreter (``python -m compiler.gpu.worker``), so it
+the compilation usable. The worker is a fresh interpreter (``python -m compiler.runs.worker``), so it
 works from notebooks and plain scripts alike; job and result cross as JSON files.
 """
 
@@ -91,7 +91,7 @@ def compare(original: str, edited: str, name: str, bench: bool = True) -> dict[s
 
 
 def main(job_path: str, result_path: str) -> None:
-    """``python -m compiler.gpu.worker JOB RESULT``: read the job, write one result, whatever happens."""
+    """``python -m compiler.runs.worker JOB RESULT``: read the job, write one result, whatever happens."""
     job = json.loads(Path(job_path).read_text())
     try:
         result = compare(job["original"], job["edited"], job["name"], job["bench"])
