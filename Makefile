@@ -35,8 +35,10 @@ lab: setup
 bundle:
 	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
+GPU_TESTS := tests/test_gpu.py tests/test_session_diff.py tests/test_gpu_profile.py
+
 gpu-test:
-	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests/test_gpu.py tests/test_session_diff.py
+	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu $(GPU_TESTS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

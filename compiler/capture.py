@@ -182,6 +182,7 @@ def capture(
     call_kwargs = dict(kwargs or {})
     device = _device_of(target, inputs)
     overrides: dict[str, Any] = {}
+    grad_enabled = torch.is_grad_enabled()
     started = time.perf_counter()
     mark = timing.mark()
     with hooks.capture_hooks(
@@ -211,12 +212,13 @@ def capture(
             stage = _failed_stage(recorder.stage, error)
             cause = errors.backend_cause(error) or error
             partial = _compilation(recorder, name, device, config, settings, overrides, inputs, None,
-                                   backward, time.perf_counter() - started, mark, compiled, target)
+                                   backward, time.perf_counter() - started, mark, compiled, target, call_kwargs,
+                                   grad_enabled)
             raise CompileError(stage, f"{type(cause).__name__}: {cause}", partial) from error
     recorder.active = False
     elapsed = time.perf_counter() - started
     return _compilation(recorder, name, device, config, settings, overrides, inputs, outputs, backward,
-                        elapsed, mark, compiled, target)
+                        elapsed, mark, compiled, target, call_kwargs, grad_enabled)
 
 
 def _failed_stage(stage: str, error: BaseException) -> str:
@@ -227,7 +229,8 @@ def _failed_stage(stage: str, error: BaseException) -> str:
 
 def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[str, Any] | None,
                  settings: dict[str, Any], overrides: dict[str, Any], inputs: tuple[Any, ...], outputs: Any,
-                 backward: bool, elapsed: float, mark: dict[str, int], compiled: Any, target: Any) -> Compilation:
+                 backward: bool, elapsed: float, mark: dict[str, int], compiled: Any, target: Any,
+                 call_kwargs: dict[str, Any], grad_enabled: bool) -> Compilation:
     graphs = recorder.graphs()
     raw = timing.since(mark)
     timings = {"total": round(elapsed, 6), **timing.stages(raw)}
@@ -249,5 +252,7 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         compiled=compiled,
         target=target,
         example_inputs=inputs,
+        call_kwargs=call_kwargs,
+        grad_enabled=grad_enabled,
         **meta,
     )

@@ -68,6 +68,7 @@ class Compilation(_Rendered):
     output_specs: list[dict[str, Any]]
     graphs: list[GraphCapture]
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -78,6 +79,8 @@ class Compilation(_Rendered):
     compiled: Any = None
     target: Any = None
     example_inputs: tuple[Any, ...] | None = None
+    call_kwargs: dict[str, Any] | None = None
+    grad_enabled: bool | None = None  # grad mode of the capture: Dynamo guards on it, so runs replay it
 
     @property
     def live(self) -> bool:
@@ -105,6 +108,15 @@ class Compilation(_Rendered):
         from .runs.bench import bench_compilation
 
         return bench_compilation(self)
+
+    def profile(self, runs: int = 20, warmup: int = 3) -> Any:
+        """Run the compiled function ``runs`` times under torch.profiler (after ``warmup`` runs) and
+        attribute the time to kernels, nodes and source lines; the Profile is kept in ``profiles``."""
+        from .runs.profile import profile
+
+        result = profile(self, runs=runs, warmup=warmup)
+        self.profiles.append(result)
+        return result
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -218,3 +218,6 @@ def _(c: Compilation) -> str:
     summary = _table(["function", "device", "torch", "toggles", "total time"],
                      [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
     return "<div>" + summary + "".join(html_of(g) for g in c.graphs) + "</div>"
+
+
+from .runs import views as _run_views  # noqa: E402,F401 - registers the run reports' renderings

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sympy_io
+from .runs import profile
 from .compilation import Compilation
 from .errors import TraceFormatError
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -90,6 +91,7 @@ def to_json(c: Compilation) -> dict[str, Any]:
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_graph(g) for g in c.graphs],
+        "profiles": [profile.to_json(p) for p in c.profiles],
     }
 
 
@@ -134,6 +136,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             backward=bool(meta.get("backward", False)), timings=dict(meta.get("timings") or {}),
             inputs=list(data.get("inputs") or []), output_specs=list(data.get("outputs") or []), graphs=graphs,
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
+            profiles=[profile.from_json(p) for p in data.get("profiles") or []],
         )
     except TraceFormatError:
         raise

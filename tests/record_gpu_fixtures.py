@@ -23,6 +23,7 @@ def recordings() -> dict[str, tuple]:
     mm_args = (torch.randn(256, 128, device="cuda"), torch.randn(128, 192, device="cuda"),
                torch.randn(192, device="cuda"))
     model = workloads.TinyMLP().cuda()
+    block = workloads.TransformerBlock(256, 8).eval().cuda()
     return {
         "gpu_default": (workloads.matmul_epilogue, mm_args, {}, False),
         "gpu_native_matmul": (workloads.matmul_epilogue, mm_args, {"native_matmul": True}, False),
@@ -30,13 +31,22 @@ def recordings() -> dict[str, tuple]:
                               {"deterministic": True}, False),
         "gpu_max_autotune": (workloads.matmul_epilogue, mm_args, {"max_autotune": True}, False),
         "gpu_training": (model, (torch.randn(64, 16, device="cuda"),), {}, True),
+        "gpu_profile": (block, (torch.randn(4, 128, 256, device="cuda"),), {}, False),
     }
+
+
+def _runs(name: str, c) -> None:
+    """What each recording runs after compiling, so CPU tests can check the reports too."""
+    if name == "gpu_profile":
+        c.profile(runs=10)
 
 
 def main() -> None:
     FIXTURES.mkdir(exist_ok=True)
     for name, (fn, args, config, backward) in recordings().items():
-        c = explorer.compile(fn, *args, config=config, backward=backward)
+        with torch.set_grad_enabled(backward):
+            c = explorer.compile(fn, *args, config=config, backward=backward)
+        _runs(name, c)
         path = c.save(FIXTURES / f"{name}.json")
         print(f"{path}: {c!r}")
 

@@ -12,7 +12,7 @@ from rich.console import Console
 import explorer
 
 FIXTURES = Path(__file__).parent / "fixtures"
-NAMES = ["gpu_default", "gpu_native_matmul", "gpu_deterministic", "gpu_max_autotune", "gpu_training"]
+NAMES = ["gpu_default", "gpu_native_matmul", "gpu_deterministic", "gpu_max_autotune", "gpu_training", "gpu_profile"]
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -108,3 +108,17 @@ def test_only_triton_kernels_can_be_edited():
     extern = next(k for k in c.kernels if k.language == "extern")
     with pytest.raises(KernelEditError, match="only Triton kernels can be edited"):
         extern.edit("x")
+
+
+def test_recorded_gpu_profile_attributes_cuda_time():
+    c = explorer.load(FIXTURES / "gpu_profile.json")
+    (p,) = c.profiles
+    assert p.device == "cuda" and p.runs == 10
+    languages = {ref.language for ref in p.kernels.values()}
+    assert {"triton", "extern"} <= languages
+    assert all(ms > 0 for ms in p.kernel_ms.values())
+    assert p.attributed_ms >= 0.8 * p.total_ms and sum(p.fraction.values()) <= 1 + 1e-9
+    assert p.line_ms and all(file.endswith("tests/workloads.py") for file, _ in p.line_ms)
+    console = Console(file=io.StringIO(), width=160, color_system=None)
+    console.print(p)
+    assert p.top_kernels(1)[0][0] in console.file.getvalue()

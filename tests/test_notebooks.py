@@ -123,6 +123,7 @@ EXPECTED = {
         "FX nodes:",
         "logits match eager: True",
         "transformers/models/gpt2/modeling_gpt2.py",
+        "slowest line: transformers/",  # c.profile() found the line that costs the most time
         "ExplorerWidget(",
     ],
 }

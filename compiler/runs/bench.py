@@ -9,7 +9,7 @@ import torch
 
 from .._torch import runtime
 from . import cost, devices
-from .timing import median_ms
+from .timing import cold_ms, warm_ms
 
 SEED = 1234
 
@@ -18,7 +18,7 @@ SEED = 1234
 class KernelBench:
     kernel: str
     language: str
-    ms: float
+    ms: float  # warm, as in the running program (CUPTI median over back-to-back calls): rooflines use it
     bytes: float | None
     flops: float | None
     dtype: str
@@ -26,6 +26,7 @@ class KernelBench:
     bandwidth: float  # device peak, bytes/s
     peak_flops: float | None
     sources: dict[str, str] = field(default_factory=dict)  # where each peak number comes from
+    cold_ms: float | None = None  # L2 flushed before every call (do_bench): nothing cached
 
     @property
     def gbps(self) -> float | None:
@@ -52,7 +53,7 @@ class KernelBench:
         return max(fractions) if fractions else None
 
     def __repr__(self) -> str:
-        parts = [f"{self.ms * 1e3:.1f} us"]
+        parts = [f"{self.ms * 1e3:.1f} us" + (f" (cold {self.cold_ms * 1e3:.1f} us)" if self.cold_ms else "")]
         if self.gbps is not None:
             parts.append(f"{self.gbps:.0f} GB/s ({self.bandwidth_fraction:.0%} of {self.bandwidth / 1e12:.2f} TB/s)")
         if self.tflops is not None and self.flops_fraction is not None:
@@ -88,7 +89,7 @@ def _require_cuda() -> None:
         raise RuntimeError("bench() needs a CUDA GPU; this machine has none")
 
 
-def _time_triton(kernel: Any) -> float:
+def _triton_call(kernel: Any) -> Any:
     if "def get_args" not in kernel.source:
         raise RuntimeError(f"{kernel.id} has no benchmark harness (it was captured without benchmark_kernel)")
     module = runtime.load_kernel_module(kernel.source)
@@ -96,7 +97,7 @@ def _time_triton(kernel: Any) -> float:
     args = module.get_args()
     module.call(args)  # first launch autotunes among the kernel's configs
     torch.cuda.synchronize()
-    return median_ms(lambda: module.call(args))
+    return lambda: module.call(args)
 
 
 def _extern_call(kernel: Any, graph: Any) -> Any:
@@ -126,13 +127,13 @@ def bench_kernel(kernel: Any, graph: Any | None = None) -> KernelBench:
     _require_cuda()
     graph = graph if graph is not None else kernel.graph
     if kernel.language in ("triton", "template"):
-        ms = _time_triton(kernel)
+        call = _triton_call(kernel)
     elif kernel.language == "extern":
         call = _extern_call(kernel, graph)
         call()
-        ms = median_ms(call)
     else:
         raise RuntimeError(f"bench() times GPU kernels; {kernel.id} is a {kernel.language} kernel")
+    ms, cold = warm_ms(call), cold_ms(call)
     peak = devices.peaks(torch.cuda.current_device())
     dtype = cost.main_dtype(kernel, graph)
     flops = cost.kernel_flops(kernel, graph)
@@ -145,7 +146,8 @@ def bench_kernel(kernel: Any, graph: Any | None = None) -> KernelBench:
                        flops=flops, dtype=dtype, device=peak.name, bandwidth=peak.bandwidth, peak_flops=peak_flops,
                        sources={"bandwidth": peak.bandwidth_source, "flops": peak.flops_source,
                                 "bytes": "Inductor's estimate" if kernel.language != "extern" else "inputs + output",
-                                "time": "triton.testing.do_bench median"})
+                                "time": "CUPTI median of back-to-back calls (warm); cold_ms: do_bench, L2 flushed"},
+                       cold_ms=cold)
 
 
 def _has(graph: Any, name: str) -> bool:
@@ -162,6 +164,6 @@ def bench_compilation(c: Any) -> CompilationBench:
     compiled_ms = eager_ms = None
     if c.live and c.example_inputs is not None:
         with torch.no_grad():
-            compiled_ms = median_ms(lambda: c.run())
-            eager_ms = median_ms(lambda: c.target(*c.example_inputs))
+            compiled_ms = cold_ms(lambda: c.run())
+            eager_ms = cold_ms(lambda: c.target(*c.example_inputs))
     return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)

@@ -44,7 +44,7 @@ def compare(original: str, edited: str, name: str, bench: bool = True) -> dict[s
     import torch
 
     from .._torch import runtime
-    from .timing import median_ms
+    from .timing import warm_ms
 
     try:
         compile(edited, f"<edited {name}>", "exec")
@@ -85,8 +85,8 @@ def compare(original: str, edited: str, name: str, bench: bool = True) -> dict[s
             max_rel = max(max_rel, float((diff / scale).max()) if diff.numel() else 0.0)
     result: dict[str, Any] = {"ok": True, "bitwise_equal": bitwise, "max_abs_error": max_abs, "max_rel_error": max_rel}
     if bench:
-        result["original_ms"] = median_ms(lambda: base.call(args_a))
-        result["edited_ms"] = median_ms(lambda: changed.call(args_b))
+        result["original_ms"] = warm_ms(lambda: base.call(args_a))
+        result["edited_ms"] = warm_ms(lambda: changed.call(args_b))
     return result
 
 

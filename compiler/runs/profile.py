@@ -1,0 +1,355 @@
+"""c.profile(): where the time goes when the compiled program runs as it runs in a program.
+
+The compiled function is called ``warmup`` times, then ``runs`` times under torch.profiler, with its
+real inputs, in its real order, caches warm. Every kernel execution is attributed to the explorer's
+kernels:
+
+- generated kernels (C++ or Triton) are recorded under the explorer's id by swapping the wrapper's
+  kernel globals for the duration of the profile (compiler/_torch/profiling.py); a kernel's time is
+  its CPU time on CPU and the time of the CUDA kernels it launched on a GPU (CUPTI);
+- extern calls (``extern_kernels.mm``, cuBLAS, cuDNN, flash attention...) are the operator events the
+  wrapper makes directly inside a compiled graph's call, matched in wrapper order to the graph's
+  ``extern`` kernels by operator name;
+- what no kernel explains is ``unattributed_ms``, broken down by what it was (operator or CUDA kernel
+  names; on CPU also the wrapper's own Python between kernels).
+
+Times then spread upwards through provenance, evenly: a kernel's time is split equally over its
+post-grad nodes, equally over its FX nodes and equally over its user lines, so each of those maps
+sums to the time of the kernels that have such links.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import torch
+
+from .._torch import profiling, runtime
+from ..stages import _Rendered
+from . import replay
+
+RUN_MARK = "inductor_explorer.run"
+_GRAPH_CALL = "## Call CompiledFxGraph"
+
+
+class ProfilerBusyError(RuntimeError):
+    """Another profiler is recording in this process; two cannot record at once."""
+
+
+@dataclass
+class KernelRef:
+    """Which kernel a profile key names."""
+
+    graph: str
+    kernel: str
+    language: str
+
+
+@dataclass(repr=False)
+class Profile(_Rendered):
+    """Mean times per run of the compiled function, attributed to kernels, nodes and the user's lines.
+
+    Kernel keys are kernel ids; where two graphs of the compilation have a kernel of the same id
+    (forward and backward both defining ``cpp_fused_0``) both are qualified as ``g1/cpp_fused_0``.
+    Node maps are per graph (graph id -> node name -> ms) because node names repeat across graphs.
+    """
+
+    device: str
+    runs: int
+    warmup: int
+    total_ms: float  # device time of the compiled graphs per run (CPU: time inside the graphs' calls)
+    wall_ms: float  # host wall time per run, from the call to its results being ready
+    kernel_ms: dict[str, float]
+    kernel_calls: dict[str, float]  # launches per run
+    kernels: dict[str, KernelRef]
+    post_grad_ms: dict[str, dict[str, float]]
+    fx_node_ms: dict[str, dict[str, float]]
+    line_ms: dict[tuple[str, int], float]
+    unattributed_ms: float
+    unattributed: dict[str, float]  # what the unattributed time was: operator / CUDA kernel name -> ms per run
+    timeline: list[list[Any]] = field(default_factory=list)  # one run: [key, start_us, duration_us]
+    created: str = ""
+    _trace: Any = field(default=None, repr=False, compare=False)  # the live torch.profiler result
+
+    @property
+    def fraction(self) -> dict[str, float]:
+        """Kernel key -> share of ``total_ms``."""
+        return {k: (ms / self.total_ms if self.total_ms else 0.0) for k, ms in self.kernel_ms.items()}
+
+    @property
+    def attributed_ms(self) -> float:
+        return sum(self.kernel_ms.values())
+
+    def key_of(self, kernel: Any) -> str:
+        """The key of a Kernel object in this profile's maps."""
+        graph = kernel.graph.id if kernel.graph is not None else None
+        for key, ref in self.kernels.items():
+            if ref.kernel == kernel.id and (graph is None or ref.graph == graph):
+                return key
+        raise KeyError(f"kernel {kernel.id} is not in this profile")
+
+    def ms(self, kernel: Any) -> float:
+        """Mean ms per run of a Kernel object (0.0 when it did not run)."""
+        return self.kernel_ms.get(self.key_of(kernel), 0.0)
+
+    def top_kernels(self, n: int = 10) -> list[tuple[str, float]]:
+        return sorted(self.kernel_ms.items(), key=lambda kv: -kv[1])[:n]
+
+    def top_lines(self, n: int = 10) -> list[tuple[tuple[str, int], float]]:
+        return sorted(self.line_ms.items(), key=lambda kv: -kv[1])[:n]
+
+    def export_chrome_trace(self, path: str | Path) -> Path:
+        """A Chrome/Perfetto trace. Live: the profiler's full trace, kernel events named by explorer ids;
+        loaded: the recorded run's kernel slices."""
+        from .profile_trace import write_chrome_trace
+
+        return write_chrome_trace(self, Path(path))
+
+    def __repr__(self) -> str:
+        top = ", ".join(f"{k} {v:.3f}" for k, v in self.top_kernels(3))
+        return (f"Profile({self.device}, {self.runs} runs: {self.total_ms:.3f} ms per run in kernels+externs "
+                f"({self.attributed_ms:.3f} attributed, {self.unattributed_ms:.3f} not), wall {self.wall_ms:.3f} ms; "
+                f"top: {top})")
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+def _check(runs: Any, warmup: Any) -> None:
+    for name, value, low in (("runs", runs, 1), ("warmup", warmup, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"profile({name}={value!r}): {name} must be an int >= {low}")
+
+
+def _labels(c: Any) -> tuple[dict[str, KernelRef], list[tuple[dict[str, Any], dict[str, str]]]]:
+    """Profile keys for every kernel, and the wrapper namespaces whose kernel globals get marked."""
+    counts: dict[str, int] = defaultdict(int)
+    for graph in c.graphs:
+        for kernel in graph.kernels:
+            counts[kernel.id] += 1
+    refs: dict[str, KernelRef] = {}
+    namespaces = []
+    for graph in c.graphs:
+        labels: dict[str, str] = {}
+        for kernel in graph.kernels:
+            key = kernel.id if counts[kernel.id] == 1 else f"{graph.id}/{kernel.id}"
+            refs[key] = KernelRef(graph.id, kernel.id, kernel.language)
+            if kernel.language != "extern":
+                labels[kernel.name] = _label(graph.id, kernel.id)
+        if labels and graph.compiled_fn is not None:
+            namespace = runtime.wrapper_globals(graph.compiled_fn, list(labels))
+            if namespace:
+                namespaces.append((namespace, labels))
+    return refs, namespaces
+
+
+def _label(graph_id: str, kernel_id: str) -> str:
+    return f"explorer:{graph_id}/{kernel_id}"
+
+
+def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
+    _check(runs, warmup)
+    replay.check_runnable(c, "profile()")
+    if profiling.profiler_active():
+        raise ProfilerBusyError("profile(): another torch.profiler is already recording in this process; "
+                                "stop it (leave its `with` block) and call profile() again")
+    run = replay.runner(c)
+    refs, namespaces = _labels(c)
+    cuda = c.device.startswith("cuda")
+    activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+    walls: list[float] = []
+    with profiling.marked_kernels(namespaces):
+        for _ in range(warmup):
+            run()
+        replay.synchronize(c.device)
+        with torch.profiler.profile(activities=activities) as prof:
+            for _ in range(runs):
+                started = time.perf_counter()
+                with torch.profiler.record_function(RUN_MARK):
+                    run()
+                    replay.synchronize(c.device)
+                walls.append(time.perf_counter() - started)
+    result = attribute(c, refs, prof.events(), runs, cuda)
+    result.warmup = warmup
+    result.wall_ms = 1e3 * sum(walls) / runs
+    result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result._trace = prof
+    return result
+
+
+# ------------------------------------------------------------------------------------------ attribution
+
+
+def extern_op_name(kernel: Any, graph: Any) -> str | None:
+    """The profiler's name (``aten::mm``) of the operator an extern kernel calls."""
+    for name in kernel.post_grad_nodes[:1]:
+        try:
+            target = graph.post_grad.node(name).target
+        except KeyError:
+            continue
+        parts = target.split(".")
+        if len(parts) >= 2:
+            return f"{parts[0]}::{parts[1]}"
+    match = re.search(r"extern_kernels\.(\w+)\(", kernel.source)
+    if match:
+        return f"aten::{match.group(1)}"
+    match = re.search(r"torch\.ops\.(\w+)\.(\w+)", kernel.source)
+    return f"{match.group(1)}::{match.group(2)}" if match else None
+
+
+class _Attribution:
+    def __init__(self, c: Any, refs: dict[str, KernelRef], cuda: bool) -> None:
+        self.cuda = cuda
+        self.key_of_label = {_label(r.graph, r.kernel): key for key, r in refs.items()}
+        self.graph_of_label = {_label(r.graph, r.kernel): r.graph for r in refs.values()}
+        self.externs: dict[str, list[tuple[str, str | None]]] = {}  # graph id -> [(key, op name)] in wrapper order
+        for graph in c.graphs:
+            keys = {r.kernel: key for key, r in refs.items() if r.graph == graph.id}
+            ordered = sorted((k for k in graph.kernels if k.language == "extern"),
+                             key=lambda k: k.wrapper_lines[0] if k.wrapper_lines else 0)
+            self.externs[graph.id] = [(keys[k.id], extern_op_name(k, graph)) for k in ordered]
+        self.extern_names = {name for items in self.externs.values() for _, name in items if name}
+        self.kernel_us: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self.unattributed: dict[str, float] = defaultdict(float)
+        self.total_us = 0.0
+        self.timeline: list[list[Any]] = []
+
+    def time_of(self, event: Any) -> float:
+        return float(event.device_time_total) if self.cuda else float(event.cpu_time_total)
+
+    def _flatten(self, event: Any) -> Iterable[Any]:
+        """Direct work of a graph call: our kernel marks and operators, looking through plain annotations."""
+        for child in event.cpu_children:
+            if child.name in self.key_of_label or "::" in child.name or not child.cpu_children:
+                yield child
+            else:
+                yield from self._flatten(child)
+
+    def _graph_of(self, items: list[Any]) -> str | None:
+        for item in items:
+            if item.name in self.graph_of_label:
+                return self.graph_of_label[item.name]
+        ops = [i.name for i in items if i.name in self.extern_names]
+        for graph, expected in self.externs.items():
+            if ops and [name for _, name in expected] == ops:
+                return graph
+        return None
+
+    def add_graph_call(self, call: Any, origin_us: float | None) -> None:
+        items = list(self._flatten(call))
+        graph = self._graph_of(items)
+        pending = list(self.externs.get(graph, [])) if graph else []
+        attributed = 0.0
+        for item in items:
+            key = self.key_of_label.get(item.name)
+            if key is None and pending and pending[0][1] == item.name:
+                key = pending.pop(0)[0]
+            spent = self.time_of(item)
+            if key is None:
+                self._unexplained(item)
+                continue
+            self.kernel_us[key] += spent
+            self.calls[key] += 1
+            attributed += spent
+            if origin_us is not None:
+                self.timeline.append([key, round(item.time_range.start - origin_us, 3), round(spent, 3)])
+        total = self.time_of(call)
+        self.total_us += total
+        if not self.cuda:  # the wrapper's own Python between kernels and operators
+            listed = sum(self.time_of(i) for i in items)
+            self.unattributed["wrapper Python code"] += max(0.0, total - listed)
+
+    def _unexplained(self, event: Any) -> None:
+        if not self.cuda:
+            self.unattributed[event.name] += self.time_of(event)
+            return
+        stack = [event]
+        while stack:
+            e = stack.pop()
+            for k in getattr(e, "kernels", []) or []:
+                self.unattributed[k.name] += float(k.duration)
+            stack.extend(e.cpu_children)
+
+
+def attribute(c: Any, refs: dict[str, KernelRef], events: Any, runs: int, cuda: bool) -> Profile:
+    """Turn the profiler's events of ``runs`` runs into a Profile of compilation ``c``."""
+    work = _Attribution(c, refs, cuda)
+    marks = sorted((e for e in events if e.name == RUN_MARK), key=lambda e: e.time_range.start)
+    calls = sorted((e for e in events if e.name.startswith(_GRAPH_CALL)), key=lambda e: e.time_range.start)
+    last = marks[-1] if marks else None
+    if not calls:  # no per-graph annotation from Inductor: the runs themselves are the calls
+        calls = marks
+    for call in calls:
+        in_last = last is not None and last.time_range.start <= call.time_range.start <= last.time_range.end
+        work.add_graph_call(call, last.time_range.start if in_last else None)
+    per_run = 1e-3 / runs
+    kernel_ms = {key: work.kernel_us.get(key, 0.0) * per_run for key in refs}
+    total_ms = work.total_us * per_run
+    unattributed = {name: us * per_run for name, us in sorted(work.unattributed.items(), key=lambda kv: -kv[1])
+                    if us > 0}
+    if cuda:
+        unattributed_ms = max(0.0, total_ms - sum(kernel_ms.values()))
+    else:
+        unattributed_ms = sum(unattributed.values())
+    post_grad_ms, fx_node_ms, line_ms = _spread(c, refs, kernel_ms)
+    return Profile(device=c.device, runs=runs, warmup=0, total_ms=total_ms, wall_ms=0.0, kernel_ms=kernel_ms,
+                   kernel_calls={key: work.calls.get(key, 0) / runs for key in refs}, kernels=refs,
+                   post_grad_ms=post_grad_ms, fx_node_ms=fx_node_ms, line_ms=line_ms,
+                   unattributed_ms=unattributed_ms, unattributed=unattributed, timeline=work.timeline)
+
+
+def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> tuple[
+        dict[str, dict[str, float]], dict[str, dict[str, float]], dict[tuple[str, int], float]]:
+    graphs = {g.id: g for g in c.graphs}
+    post_grad: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    fx: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    lines: dict[tuple[str, int], float] = defaultdict(float)
+    for key, ref in refs.items():
+        ms = kernel_ms.get(key, 0.0)
+        kernel = graphs[ref.graph].kernel(ref.kernel)
+        for names, into in ((kernel.post_grad_nodes, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
+            for name in names:
+                into[name] += ms / len(names)
+        for file, line in kernel.user_lines:
+            lines[(file, int(line))] += ms / len(kernel.user_lines)
+    return ({g: dict(v) for g, v in post_grad.items()}, {g: dict(v) for g, v in fx.items()}, dict(lines))
+
+
+# ------------------------------------------------------------------------------------------ JSON
+
+
+def to_json(p: Profile) -> dict[str, Any]:
+    return {
+        "device": p.device, "runs": p.runs, "warmup": p.warmup, "created": p.created,
+        "total_ms": p.total_ms, "wall_ms": p.wall_ms, "unattributed_ms": p.unattributed_ms,
+        "unattributed": p.unattributed,
+        "kernels": [{"key": key, "graph": ref.graph, "kernel": ref.kernel, "language": ref.language,
+                     "ms": p.kernel_ms.get(key, 0.0), "calls": p.kernel_calls.get(key, 0.0),
+                     "fraction": p.fraction.get(key, 0.0)} for key, ref in p.kernels.items()],
+        "post_grad_ms": p.post_grad_ms, "fx_node_ms": p.fx_node_ms,
+        "line_ms": [[file, line, ms] for (file, line), ms in p.line_ms.items()],
+        "timeline": p.timeline,
+    }
+
+
+def from_json(data: dict[str, Any]) -> Profile:
+    rows = data.get("kernels", [])
+    return Profile(
+        device=str(data.get("device", "?")), runs=int(data.get("runs", 0)), warmup=int(data.get("warmup", 0)),
+        total_ms=float(data.get("total_ms", 0.0)), wall_ms=float(data.get("wall_ms", 0.0)),
+        kernel_ms={r["key"]: float(r["ms"]) for r in rows},
+        kernel_calls={r["key"]: float(r.get("calls", 0.0)) for r in rows},
+        kernels={r["key"]: KernelRef(r["graph"], r["kernel"], r.get("language", "")) for r in rows},
+        post_grad_ms={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("post_grad_ms") or {}).items()},
+        fx_node_ms={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("fx_node_ms") or {}).items()},
+        line_ms={(str(f), int(line)): float(ms) for f, line, ms in data.get("line_ms", [])},
+        unattributed_ms=float(data.get("unattributed_ms", 0.0)),
+        unattributed={str(k): float(v) for k, v in (data.get("unattributed") or {}).items()},
+        timeline=[list(row) for row in data.get("timeline", [])], created=str(data.get("created", "")),
+    )

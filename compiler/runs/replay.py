@@ -1,0 +1,74 @@
+"""Running a live compilation again exactly as it was captured, for the runs that measure it.
+
+A run must execute the graphs the explorer captured, not new ones: Dynamo guards on grad mode, so the
+call happens in the grad mode of the capture; a compilation captured with ``backward=True`` runs its
+backward too, through ``torch.autograd.grad`` so no ``.grad`` of the user's tensors or parameters
+changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import torch
+
+
+class NotRunnableError(RuntimeError):
+    """The compilation cannot be run again here (loaded from a file, or its inputs are gone)."""
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
+
+
+def check_runnable(c: Any, what: str) -> None:
+    """Raise NotRunnableError, saying what to do, unless ``c`` can be run again in this process."""
+    if not c.live:
+        raise NotRunnableError(f"{what} needs the live compilation: this one was loaded from a file and has no "
+                               "compiled function or inputs; compile it again with explorer.compile(...) and "
+                               f"call {what} on that")
+    if c.example_inputs is None:
+        raise NotRunnableError(f"{what} needs the example inputs the compilation was captured with, and they were "
+                               "released; compile again with explorer.compile(fn, *inputs)")
+    for tensor in _tensors(c.example_inputs):
+        if tensor.numel() and tensor.untyped_storage().nbytes() == 0:
+            raise NotRunnableError(f"{what}: an input tensor of shape {list(tensor.shape)} has had its storage "
+                                   "freed since the capture; compile again with live inputs")
+
+
+def grad_roots(outputs: Any) -> list[torch.Tensor]:
+    return [t for t in _tensors(outputs) if t.requires_grad]
+
+
+def _leaves(c: Any) -> list[torch.Tensor]:
+    leaves = [t for t in _tensors(c.example_inputs) if t.requires_grad and t.is_leaf]
+    if isinstance(c.target, torch.nn.Module):
+        leaves += [p for p in c.target.parameters() if p.requires_grad]
+    return leaves
+
+
+def runner(c: Any) -> Callable[[], Any]:
+    """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the outputs."""
+    grad_mode = c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
+    leaves = _leaves(c) if c.backward else []
+
+    def run() -> Any:
+        with torch.set_grad_enabled(grad_mode):
+            outputs = c.compiled(*c.example_inputs, **(c.call_kwargs or {}))
+            roots = grad_roots(outputs) if c.backward else []
+            if roots and leaves:
+                torch.autograd.grad(roots, leaves, [torch.ones_like(r) for r in roots], allow_unused=True)
+        return outputs
+
+    return run
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()

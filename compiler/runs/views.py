@@ -1,0 +1,57 @@
+"""Terminal (rich) and notebook (HTML) renderings of run reports, registered with compiler.render."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..render import _table, _where, html_of, rich_of
+from .profile import Profile
+
+_TOP = 15
+
+
+def _bar(fraction: float, width: int = 20) -> str:
+    filled = max(0, min(width, round(fraction * width)))
+    return "█" * filled + "·" * (width - filled)
+
+
+def _profile_rows(p: Profile) -> list[list[str]]:
+    fractions = p.fraction
+    return [[key, p.kernels[key].language, f"{ms:.4f}", f"{p.kernel_calls.get(key, 0):g}",
+             f"{fractions.get(key, 0.0):.1%}", _bar(fractions.get(key, 0.0))] for key, ms in p.top_kernels(_TOP)]
+
+
+def _line_rows(p: Profile) -> list[list[str]]:
+    return [[_where(where), f"{ms:.4f}", f"{(ms / p.total_ms if p.total_ms else 0):.1%}"] for where, ms in p.top_lines(_TOP)]
+
+
+@rich_of.register
+def _(p: Profile) -> Any:
+    kernels = Table(title=f"top kernels ({len(p.kernel_ms)} in all)")
+    for column in ("kernel", "language", "ms / run", "calls", "share", ""):
+        kernels.add_column(column, justify="right" if column in ("ms / run", "calls", "share") else "left")
+    for row in _profile_rows(p):
+        kernels.add_row(*row)
+    lines = Table(title="top source lines")
+    for column in ("line", "ms / run", "share"):
+        lines.add_column(column)
+    for row in _line_rows(p):
+        lines.add_row(*row)
+    head = Text(f"{p.device}, {p.runs} runs: {p.total_ms:.4f} ms per run in the compiled graphs, "
+                f"wall {p.wall_ms:.4f} ms", style="bold")
+    rest = ", ".join(f"{name} {ms:.4f}" for name, ms in list(p.unattributed.items())[:5])
+    note = Text(f"unattributed {p.unattributed_ms:.4f} ms" + (f": {rest}" if rest else ""), style="dim")
+    return Group(head, kernels, lines, note)
+
+
+@html_of.register
+def _(p: Profile) -> str:
+    head = (f"<b>{html.escape(p.device)}, {p.runs} runs</b>: {p.total_ms:.4f} ms per run in the compiled graphs, "
+            f"wall {p.wall_ms:.4f} ms; unattributed {p.unattributed_ms:.4f} ms")
+    return ("<div>" + head + _table(["kernel", "language", "ms / run", "calls", "share", ""], _profile_rows(p))
+            + _table(["line", "ms / run", "share"], _line_rows(p)) + "</div>")
