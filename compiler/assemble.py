@@ -64,7 +64,8 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any) -> GraphCaptur
 
 def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:
     return LoopIRNode(
-        name=raw["name"], kind=raw["kind"], buffers=list(raw["buffers"]), device=raw["device"],
+        name=raw["name"], kind=raw["kind"], buffers=list(raw["buffers"]), buffer_nodes=dict(raw["buffer_nodes"]),
+        device=raw["device"],
         dtype=raw["dtype"], size=list(raw["size"]), stride=list(raw["stride"]), ranges=dict(raw["ranges"]),
         sizes=[list(p) for p in raw["sizes"]], indexing=dict(raw["indexing"]), reads=list(raw["reads"]),
         writes=list(raw["writes"]), body=raw["body"], origins=list(raw["origins"]),

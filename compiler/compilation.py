@@ -69,6 +69,7 @@ class Compilation(_Rendered):
     graphs: list[GraphCapture]
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
     profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
+    numerics: list[Any] = field(default_factory=list)  # every c.check_numerics() report, oldest first
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -117,6 +118,18 @@ class Compilation(_Rendered):
         result = profile(self, runs=runs, warmup=warmup)
         self.profiles.append(result)
         return result
+
+    def check_numerics(self, reference: str = "eager", rtol: float | None = None, atol: float | None = None,
+                       edits: Any = None) -> Any:
+        """Run once, compare every kernel's output buffers with the post-grad graph run eagerly
+        (``reference="eager"``: same dtypes; ``"float64"``: upcast) and find the first kernel that diverges.
+        ``edits`` ({kernel or id: source}) runs edited Triton kernels in place of the originals.
+        The report is kept in ``numerics``."""
+        from .runs.numerics import check
+
+        report = check(self, reference, rtol, atol, edits)
+        self.numerics.append(report)
+        return report
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sympy_io
-from .runs import profile
+from .runs import numerics, profile
 from .compilation import Compilation
 from .errors import TraceFormatError
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -32,7 +32,8 @@ def _fx_stage(s: FxStage) -> dict[str, Any]:
 
 def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     return {
-        "name": n.name, "kind": n.kind, "buffers": n.buffers, "device": n.device, "dtype": n.dtype,
+        "name": n.name, "kind": n.kind, "buffers": n.buffers, "buffer_nodes": n.buffer_nodes, "device": n.device,
+        "dtype": n.dtype,
         "size": n.size, "stride": n.stride,
         "ranges": {sympy_io.to_text(k): sympy_io.to_text(v) for k, v in n.ranges.items()},
         "sizes": [[sympy_io.to_text(v) for v in part] for part in n.sizes],
@@ -92,6 +93,7 @@ def to_json(c: Compilation) -> dict[str, Any]:
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_graph(g) for g in c.graphs],
         "profiles": [profile.to_json(p) for p in c.profiles],
+        "numerics": [numerics.to_json(r) for r in c.numerics],
     }
 
 
@@ -137,6 +139,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             inputs=list(data.get("inputs") or []), output_specs=list(data.get("outputs") or []), graphs=graphs,
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
             profiles=[profile.from_json(p) for p in data.get("profiles") or []],
+            numerics=[numerics.from_json(r) for r in data.get("numerics") or []],
         )
     except TraceFormatError:
         raise
@@ -161,7 +164,8 @@ def _load_stage(stage: str, s: dict[str, Any]) -> FxStage:
 def _load_loop_ir(n: dict[str, Any]) -> LoopIRNode:
     expr = sympy_io.from_text
     return LoopIRNode(
-        name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])), device=n.get("device"),
+        name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])),
+        buffer_nodes=dict(n.get("buffer_nodes") or {}), device=n.get("device"),
         dtype=n.get("dtype"), size=list(n.get("size", [])), stride=list(n.get("stride", [])),
         ranges={expr(k): expr(v) for k, v in n.get("ranges", {}).items()},
         sizes=[[expr(v) for v in part] for part in n.get("sizes", [])],

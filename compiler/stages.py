@@ -84,6 +84,7 @@ class LoopIRNode(_Rendered):
     name: str
     kind: str  # pointwise | reduction | extern | template | nop | foreach | other
     buffers: list[str] = field(default_factory=list)
+    buffer_nodes: dict[str, str] = field(default_factory=dict)  # output buffer -> post-grad node it holds
     device: str | None = None
     dtype: str | None = None
     size: list[str] = field(default_factory=list)

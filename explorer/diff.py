@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ class KernelChange:
     nodes: list[str]  # FX nodes (else post-grad nodes) the kernel(s) implement
     source_diff: str = ""  # unified diff of the sources ("" when the sources are the same)
     now_in: list[str] = field(default_factory=list)  # removed kernels: b kernels holding their nodes
+    error_a: float | None = None  # max relative error of the kernel in a's / b's latest numerics report
+    error_b: float | None = None
 
     def __repr__(self) -> str:
         sides = {"added": f"+ {self.b}", "removed": f"- {self.a}", "same": f"= {self.a}"}
@@ -104,13 +107,13 @@ class Diff:
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        return _strict({
             "a": self.a, "b": self.b, "summary": self.summary,
             "toggles": [{"name": k, "a": a, "b": b} for k, (a, b) in self.toggles.items()],
             "graphs": [{**asdict(g), "changed": g.changed} for g in self.graphs],
             "timings": [{"stage": k, "a": a, "b": b} for k, (a, b) in self.timings.items()],
             "outputs": asdict(self.outputs),
-        }
+        })
 
     def widget(self) -> Any:
         """The explorer view of ``b`` with this diff shown above it."""
@@ -127,12 +130,13 @@ class Diff:
         from rich.table import Table
 
         table = Table(title=f"{self.a} -> {self.b}", show_lines=False)
-        for column in ("graph", "kernel a", "kernel b", "status", "nodes"):
+        errors = any(k.error_a is not None or k.error_b is not None for k in self.kernels)
+        for column in ("graph", "kernel a", "kernel b", "status", "nodes") + (("error a", "error b") if errors else ()):
             table.add_column(column)
         for g in self.graphs:
             for k in g.kernels:
                 table.add_row(g.graph, f"{k.a or ''} {k.a_language or ''}", f"{k.b or ''} {k.b_language or ''}",
-                              k.status, ", ".join(k.nodes))
+                              k.status, ", ".join(k.nodes), *((_e(k.error_a), _e(k.error_b)) if errors else ()))
         parts: list[Any] = [self.summary, table]
         for k in self.kernels:
             if k.status == "changed" and k.source_diff:
@@ -151,6 +155,21 @@ class Diff:
         return (f"<div><p><strong>{esc(self.a)} &rarr; {esc(self.b)}</strong>: {esc(self.summary)}</p>"
                 "<table><tr><th>graph</th><th>status</th><th>kernel a</th><th>kernel b</th><th>nodes</th></tr>"
                 f"{rows}</table>{diffs}</div>")
+
+
+def _strict(value: Any) -> Any:
+    """Strict JSON for the widget: infinite or NaN errors become strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
+
+
+def _e(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
 
 
 def _v(value: Any) -> str:
@@ -271,6 +290,21 @@ def compare_outputs(a: Any, b: Any) -> OutputComparison:
     return OutputComparison(True, "", max_abs, max_rel, bitwise)
 
 
+def _kernel_errors(c: Compilation) -> dict[tuple[str, str], float | None]:
+    """(graph id, kernel id) -> max relative error in the compilation's latest numerics report."""
+    if not c.numerics:
+        return {}
+    return {(row.graph, row.kernel): row.max_rel for row in c.numerics[-1].kernels.values()}
+
+
+def _attach_errors(graphs: list[GraphDiff], a: Compilation, b: Compilation) -> None:
+    errors_a, errors_b = _kernel_errors(a), _kernel_errors(b)
+    for g in graphs:
+        for change in g.kernels:
+            change.error_a = errors_a.get((g.graph, change.a)) if change.a else None
+            change.error_b = errors_b.get((g.graph, change.b)) if change.b else None
+
+
 def diff(a: Compilation, b: Compilation) -> Diff:
     """What changed from ``a`` to ``b`` (toggles, stages, kernels, compile times, outputs)."""
     for name, c in (("a", a), ("b", b)):
@@ -281,6 +315,7 @@ def diff(a: Compilation, b: Compilation) -> Diff:
     graphs_a = {g.index: g for g in a.graphs}
     graphs_b = {g.index: g for g in b.graphs}
     graphs = [_graph_diff(graphs_a.get(i), graphs_b.get(i)) for i in sorted(set(graphs_a) | set(graphs_b))]
+    _attach_errors(graphs, a, b)
     stages = [k for k in a.timings if k in b.timings] + [k for k in b.timings if k not in a.timings]
     timings = {k: (a.timings.get(k), b.timings.get(k)) for k in stages}
     if a.outputs is None or b.outputs is None:

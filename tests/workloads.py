@@ -79,3 +79,11 @@ class TransformerBlock(nn.Module):
         attn = nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
         x = x + self.proj(attn.transpose(1, 2).reshape(b, t, d))
         return x + self.down(nn.functional.gelu(self.up(self.norm2(x))))
+
+
+def bf16_cancellation(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A float32 matmul, then catastrophic cancellation after a scale in bfloat16: eager rounds big + 1
+    back to big (the 1 is lost), a fused kernel keeping float32 intermediates keeps it."""
+    h = x @ w
+    big = h.bfloat16() * 1000
+    return (big + 1) - big

@@ -82,6 +82,19 @@ def _extern_target(ir_node: Any) -> str | None:
     return None
 
 
+def _buffer_nodes(snode: Any) -> dict[str, str]:
+    """Output buffer -> the post-grad node whose value it holds (Inductor's best-effort ``origin_node``)."""
+    out: dict[str, str] = {}
+    for buf in snode.get_outputs():
+        try:
+            origin = buf.node.get_origin_node()
+        except (AttributeError, AssertionError):
+            continue
+        if origin is not None:
+            out[buf.get_name()] = origin.name
+    return out
+
+
 def loop_ir_record(snode: Any) -> dict[str, Any]:
     """One pre-fusion scheduler node: what the loop IR says it computes."""
     ir_node = snode.node
@@ -91,6 +104,7 @@ def loop_ir_record(snode: Any) -> dict[str, Any]:
         "name": snode.get_name(),
         "kind": node_kind(snode),
         "buffers": [buf.get_name() for buf in snode.get_outputs()],
+        "buffer_nodes": _buffer_nodes(snode),
         "device": _device(ir_node) if ir_node is not None else None,
         "ranges": dict(body.var_ranges) if body is not None else {},
         "sizes": [list(part) for part in sizes] if sizes is not None else [],
@@ -145,6 +159,7 @@ def eliminated_records(kept: set[str]) -> list[dict[str, Any]]:
                 "name": name,
                 "kind": "extern" if isinstance(op, _ir.ExternKernel) else "other",
                 "buffers": [b.get_name() for b in op.get_outputs()] if hasattr(op, "get_outputs") else [],
+                "buffer_nodes": {},
                 "device": _device(op),
                 "ranges": {}, "sizes": [], "indexing": {}, "reads": [], "writes": [],
                 "body": "", "origins": _origins(op), "extern_target": _extern_target(op),

@@ -32,6 +32,7 @@ import torch
 from .._torch import profiling, runtime
 from ..stages import _Rendered
 from . import replay
+from .keys import kernel_keys
 
 RUN_MARK = "inductor_explorer.run"
 _GRAPH_CALL = "## Call CompiledFxGraph"
@@ -128,17 +129,13 @@ def _check(runs: Any, warmup: Any) -> None:
 
 def _labels(c: Any) -> tuple[dict[str, KernelRef], list[tuple[dict[str, Any], dict[str, str]]]]:
     """Profile keys for every kernel, and the wrapper namespaces whose kernel globals get marked."""
-    counts: dict[str, int] = defaultdict(int)
-    for graph in c.graphs:
-        for kernel in graph.kernels:
-            counts[kernel.id] += 1
+    keys = kernel_keys(c)
     refs: dict[str, KernelRef] = {}
     namespaces = []
     for graph in c.graphs:
         labels: dict[str, str] = {}
         for kernel in graph.kernels:
-            key = kernel.id if counts[kernel.id] == 1 else f"{graph.id}/{kernel.id}"
-            refs[key] = KernelRef(graph.id, kernel.id, kernel.language)
+            refs[keys[(graph.id, kernel.id)]] = KernelRef(graph.id, kernel.id, kernel.language)
             if kernel.language != "extern":
                 labels[kernel.name] = _label(graph.id, kernel.id)
         if labels and graph.compiled_fn is not None:

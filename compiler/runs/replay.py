@@ -46,21 +46,23 @@ def grad_roots(outputs: Any) -> list[torch.Tensor]:
     return [t for t in _tensors(outputs) if t.requires_grad]
 
 
-def _leaves(c: Any) -> list[torch.Tensor]:
-    leaves = [t for t in _tensors(c.example_inputs) if t.requires_grad and t.is_leaf]
+def _leaves(c: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+    leaves = [t for t in _tensors(inputs) if t.requires_grad and t.is_leaf]
     if isinstance(c.target, torch.nn.Module):
         leaves += [p for p in c.target.parameters() if p.requires_grad]
     return leaves
 
 
-def runner(c: Any) -> Callable[[], Any]:
-    """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the outputs."""
+def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
+    """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the
+    outputs; on ``inputs`` (e.g. clones) instead of the example inputs when given."""
     grad_mode = c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
-    leaves = _leaves(c) if c.backward else []
+    args = c.example_inputs if inputs is None else inputs
+    leaves = _leaves(c, args) if c.backward else []
 
     def run() -> Any:
         with torch.set_grad_enabled(grad_mode):
-            outputs = c.compiled(*c.example_inputs, **(c.call_kwargs or {}))
+            outputs = c.compiled(*args, **(c.call_kwargs or {}))
             roots = grad_roots(outputs) if c.backward else []
             if roots and leaves:
                 torch.autograd.grad(roots, leaves, [torch.ones_like(r) for r in roots], allow_unused=True)

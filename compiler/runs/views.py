@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..render import _table, _where, html_of, rich_of
+from .numerics import KernelNumerics, NumericsReport
 from .profile import Profile
 
 _TOP = 15
@@ -55,3 +56,46 @@ def _(p: Profile) -> str:
             f"wall {p.wall_ms:.4f} ms; unattributed {p.unattributed_ms:.4f} ms")
     return ("<div>" + head + _table(["kernel", "language", "ms / run", "calls", "share", ""], _profile_rows(p))
             + _table(["line", "ms / run", "share"], _line_rows(p)) + "</div>")
+
+
+def _g(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+_STATE = {True: "ok", False: "DIVERGES", None: "not compared"}
+_NUMERICS_HEAD = ["kernel", "language", "", "max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64",
+                  "notes"]
+
+
+def _numerics_row(row: KernelNumerics) -> list[str]:
+    return [row.key, row.language, _STATE[row.ok], _g(row.max_abs), _g(row.max_rel),
+            "–" if row.mismatched is None else f"{row.mismatched:.1%}", _g(row.compiled_vs_float64),
+            _g(row.eager_vs_float64), "; ".join(row.notes)[:120]]
+
+
+def _first_divergent_text(r: NumericsReport) -> str:
+    if r.first_divergent is None:
+        return f"every compared kernel is within tolerance of {r.reference}"
+    nodes = r.first_divergent_nodes
+    lines = ", ".join(_where(u) for u in nodes.get("user_lines", []))
+    return (f"first divergent kernel: {r.first_divergent} (FX nodes {', '.join(nodes.get('fx', []))}; "
+            f"your lines {lines})")
+
+
+@rich_of.register
+def _(r: NumericsReport) -> Any:
+    table = Table(title=f"kernels against {r.reference}, in execution order")
+    for column in _NUMERICS_HEAD:
+        table.add_column(column)
+    for row in r.kernels.values():
+        table.add_row(*_numerics_row(row), style="bold red" if row.key == r.first_divergent else None)
+    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), table]
+    parts += [Text(note, style="dim") for note in r.notes]
+    return Group(*parts)
+
+
+@html_of.register
+def _(r: NumericsReport) -> str:
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in r.notes)
+    return (f"<div><b>{html.escape(_first_divergent_text(r))}</b>"
+            + _table(_NUMERICS_HEAD, [_numerics_row(row) for row in r.kernels.values()]) + notes + "</div>")

@@ -1,0 +1,95 @@
+"""Which buffers each kernel call of the wrapper writes, read from the trace alone.
+
+A generated kernel's parameters are named by Inductor's codegen: ``in_ptr*`` are read, ``out_ptr*``
+written and ``in_out_ptr*`` updated in place; the wrapper's call line passes the buffers in the same
+order (``cpp_fused_add_0(buf1, arg0_1, buf4)``, ``triton_poi_fused_0.run(buf0, arg0_1, 1024, ...)``).
+An extern call names its output with ``out=buf5`` or assigns it (``buf3 = torch.ops.aten...(...)``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_CPP_SIGNATURE = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)', re.DOTALL)
+_WRITTEN = ("out_ptr", "in_out_ptr")
+
+
+@dataclass
+class KernelCall:
+    """One call line of a kernel in the wrapper."""
+
+    line: int
+    args: list[str]  # the buffer (or value) each positional argument names, as written
+    outputs: dict[int, str] = field(default_factory=dict)  # argument position -> buffer name written
+    inplace: set[int] = field(default_factory=set)  # positions updated in place (in_out_ptr)
+    keyword_output: str | None = None  # extern calls: the buffer of out=..., or the assigned name
+
+
+def parameter_names(kernel: Any) -> list[str]:
+    """The kernel's parameters in call order (C++ signature, or the Triton function's arguments)."""
+    if kernel.language == "cpp":
+        match = _CPP_SIGNATURE.search(kernel.source)
+        if not match:
+            return []
+        return [re.findall(r"\w+", part)[-1] for part in match.group(1).split(",") if re.findall(r"\w+", part)]
+    return list(kernel.meta.get("arguments") or [])
+
+
+def _buffer_of(node: ast.AST) -> str:
+    """``buf2`` for ``buf2`` and for ``reinterpret_tensor(buf2, ...)``; else the argument's source text."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+        return node.args[0].id
+    return ast.unparse(node)
+
+
+def _call_of(text: str) -> tuple[ast.Call, str | None] | None:
+    try:
+        stmt = ast.parse(text.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    target = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target, value = stmt.targets[0].id, stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    else:
+        return None
+    return (value, target) if isinstance(value, ast.Call) else None
+
+
+def kernel_calls(kernel: Any, wrapper_source: str) -> list[KernelCall]:
+    """Every call of ``kernel`` in the wrapper, in wrapper order, with the buffers it writes."""
+    lines = wrapper_source.splitlines()
+    numbers = kernel.wrapper_lines[1:] if kernel.language != "extern" else kernel.wrapper_lines
+    params = parameter_names(kernel)
+    calls = []
+    for number in numbers:
+        if not 0 < number <= len(lines):
+            continue
+        parsed = _call_of(lines[number - 1])
+        if parsed is None:
+            continue
+        call, target = parsed
+        call_out = KernelCall(line=number, args=[_buffer_of(a) for a in call.args])
+        if kernel.language == "extern":
+            out = next((kw.value for kw in call.keywords if kw.arg == "out"), None)
+            call_out.keyword_output = _buffer_of(out) if out is not None else target
+        else:
+            for position, (name, buffer) in enumerate(zip(params, call_out.args)):
+                if name.startswith(_WRITTEN):
+                    call_out.outputs[position] = buffer
+                    if name.startswith("in_out_ptr"):
+                        call_out.inplace.add(position)
+        calls.append(call_out)
+    return calls
+
+
+def extern_function(kernel: Any) -> str | None:
+    """``mm`` for a kernel whose source is ``extern_kernels.mm(...)``; None for other extern calls."""
+    match = re.search(r"\bextern_kernels\.(\w+)\(", kernel.source)
+    return match.group(1) if match else None

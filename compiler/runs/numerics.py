@@ -1,0 +1,483 @@
+"""c.check_numerics(): every kernel's output against eager, and the first kernel that diverges.
+
+The compiled function runs once, on clones of its inputs, while every kernel call of the wrapper is
+observed (compiler/_torch/kernel_calls.py): after a call returns, the buffers it wrote are copied. The
+inputs of every compiled graph call are copied too, and the graph's post-grad ATen program is then run
+node by node in eager PyTorch on them (compiler/runs/reference.py). A buffer is compared with the
+value of the post-grad node it holds (Inductor's ``origin_node``, kept as ``LoopIRNode.buffer_nodes``).
+
+Errors are also computed against a float64 run of the same nodes, so a report says whether a kernel
+that disagrees with eager is closer to the exact result than eager is (the common, benign case when a
+fused kernel keeps bfloat16 intermediates in float32).
+
+Default tolerances, per dtype of the buffer (``|compiled - reference| <= atol + rtol * |reference|``
+element by element): float64 1e-7/1e-7, float32 1e-4/1e-5 (fused kernels reassociate sums), float16
+1e-3/1e-5, bfloat16 1.6e-2/1e-5 (torch.testing's); integer and bool buffers must be equal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import torch
+
+from .._torch import kernel_calls, runtime
+from ..stages import _Rendered
+from . import kernel_io, reference, replay
+from .keys import kernel_keys
+
+REFERENCES = ("eager", "float64")
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
+
+
+@dataclass
+class BufferCheck:
+    """One buffer one kernel call wrote, against its reference."""
+
+    buffer: str
+    node: str | None  # the post-grad node whose value the buffer holds
+    call: int  # which call of the kernel (0-based): a kernel may run once per layer
+    dtype: str = ""
+    shape: list[int] = field(default_factory=list)
+    compared: bool = False
+    ok: bool | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None  # max |compiled - reference| / max |reference|
+    mismatched: float | None = None  # fraction of elements outside tolerance
+    rtol: float | None = None
+    atol: float | None = None
+    compiled_vs_float64: float | None = None  # max_rel of the compiled buffer against float64
+    eager_vs_float64: float | None = None  # max_rel of eager against float64
+    nan: tuple[int, int] = (0, 0)  # NaNs in the compiled buffer, in the reference
+    inf: tuple[int, int] = (0, 0)
+    note: str = ""  # why it was not compared
+
+
+@dataclass
+class KernelNumerics:
+    key: str
+    graph: str
+    kernel: str
+    language: str
+    calls: int
+    buffers: list[BufferCheck] = field(default_factory=list)
+
+    @property
+    def compared(self) -> list[BufferCheck]:
+        return [b for b in self.buffers if b.compared]
+
+    @property
+    def ok(self) -> bool | None:
+        """True within tolerance, False outside, None when nothing could be compared."""
+        checked = self.compared
+        return None if not checked else all(b.ok for b in checked)
+
+    def _worst(self, attr: str) -> float | None:
+        values = [getattr(b, attr) for b in self.compared if getattr(b, attr) is not None]
+        return max(values) if values else None
+
+    @property
+    def max_abs(self) -> float | None:
+        return self._worst("max_abs")
+
+    @property
+    def max_rel(self) -> float | None:
+        return self._worst("max_rel")
+
+    @property
+    def mismatched(self) -> float | None:
+        return self._worst("mismatched")
+
+    @property
+    def compiled_vs_float64(self) -> float | None:
+        return self._worst("compiled_vs_float64")
+
+    @property
+    def eager_vs_float64(self) -> float | None:
+        return self._worst("eager_vs_float64")
+
+    @property
+    def notes(self) -> list[str]:
+        return sorted({f"{b.buffer}: {b.note}" for b in self.buffers if b.note})
+
+    def __repr__(self) -> str:
+        state = {True: "ok", False: "DIVERGES", None: "not compared"}[self.ok]
+        rel = f", max rel {self.max_rel:.3g}" if self.max_rel is not None else ""
+        return f"KernelNumerics({self.key}: {state}{rel}, {len(self.compared)}/{len(self.buffers)} buffers)"
+
+
+@dataclass(repr=False)
+class NumericsReport(_Rendered):
+    """Every kernel's outputs against a reference, in execution order (``kernels``)."""
+
+    reference: str
+    device: str
+    rtol: float | None  # None: the per-dtype defaults (TOLERANCES)
+    atol: float | None
+    kernels: dict[str, KernelNumerics]
+    first_divergent: str | None
+    first_divergent_nodes: dict[str, list[Any]] = field(default_factory=dict)  # post_grad, fx, user_lines
+    post_grad_error: dict[str, dict[str, float]] = field(default_factory=dict)  # graph -> node -> max_rel
+    fx_error: dict[str, dict[str, float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    edited: list[str] = field(default_factory=list)  # kernels run with an edited source
+
+    @property
+    def divergent(self) -> list[str]:
+        return [key for key, row in self.kernels.items() if row.ok is False]
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergent
+
+    def __repr__(self) -> str:
+        compared = sum(1 for row in self.kernels.values() if row.ok is not None)
+        verdict = "all within tolerance" if self.ok else f"first divergent: {self.first_divergent}"
+        return (f"NumericsReport(vs {self.reference} on {self.device}: {compared}/{len(self.kernels)} kernels "
+                f"compared, {verdict})")
+
+
+# ------------------------------------------------------------------------------------------ comparing
+
+
+def tolerance(dtype: torch.dtype, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    default = TOLERANCES.get(dtype, (0.0, 0.0))
+    return (default[0] if rtol is None else rtol, default[1] if atol is None else atol)
+
+
+def _max_rel(diff: torch.Tensor, ref: torch.Tensor) -> float:
+    if not diff.numel():
+        return 0.0
+    worst, scale = float(diff.max()), float(ref.abs().max())
+    return worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
+
+
+def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact: torch.Tensor | None,
+            rtol: float | None, atol: float | None) -> None:
+    """Fill ``check`` with the errors of ``compiled`` against ``ref`` (and both against ``exact``)."""
+    check.dtype, check.shape = str(compiled.dtype), list(compiled.shape)
+    if list(ref.shape) != list(compiled.shape):
+        check.note = f"the buffer is a view of shape {list(compiled.shape)}, the node's value has {list(ref.shape)}"
+        return
+    check.compared = True
+    a, b = compiled.detach().cpu(), ref.detach().cpu()
+    if not (a.is_floating_point() or a.is_complex()):
+        equal = a.to(b.dtype) == b
+        check.rtol = check.atol = 0.0
+        check.mismatched = float((~equal).float().mean()) if a.numel() else 0.0
+        check.max_abs = float((a.double() - b.double()).abs().max()) if a.numel() else 0.0
+        check.max_rel = check.max_abs
+        check.ok = bool(equal.all())
+        return
+    a64, b64 = a.double(), b.double()
+    check.nan = (int(a64.isnan().sum()), int(b64.isnan().sum()))
+    check.inf = (int(a64.isinf().sum()), int(b64.isinf().sum()))
+    finite = a64.isfinite() & b64.isfinite()
+    same_special = (a64.isnan() & b64.isnan()) | (a64.isinf() & b64.isinf() & (a64 == b64))
+    diff = (a64 - b64).abs()[finite]
+    check.rtol, check.atol = tolerance(compiled.dtype, rtol, atol)
+    within = torch.zeros_like(a64, dtype=torch.bool)
+    within[finite] = diff <= check.atol + check.rtol * b64.abs()[finite]
+    within |= same_special
+    check.mismatched = float((~within).double().mean()) if a.numel() else 0.0
+    check.max_abs = float(diff.max()) if diff.numel() else 0.0
+    check.max_rel = _max_rel(diff, b64[finite])
+    check.ok = bool(within.all())
+    if exact is not None and list(exact.shape) == list(a.shape):
+        e64 = exact.detach().cpu().double()
+        both = finite & e64.isfinite()
+        check.compiled_vs_float64 = _max_rel((a64 - e64).abs()[both], e64[both])
+        check.eager_vs_float64 = _max_rel((b64 - e64).abs()[both], e64[both])
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+@dataclass
+class _GraphCall:
+    graph: str
+    inputs: list[Any]
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # kernel id -> calls so far
+    pending_externs: list[Any] = field(default_factory=list)  # extern kernels not yet seen in this call
+    writes: list[tuple[str, int, dict[str, torch.Tensor]]] = field(default_factory=list)  # kernel, call, buffers
+
+
+def _copy(value: Any) -> Any:
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
+class _Observer:
+    """Copies graph inputs and the buffers each kernel call wrote, while the compiled function runs once."""
+
+    def __init__(self, c: Any) -> None:
+        self.graphs = {g.id: g for g in c.graphs}
+        self.calls = {(g.id, k.id): kernel_io.kernel_calls(k, g.wrapper.source) for g in c.graphs for k in g.kernels}
+        self.externs = {g.id: sorted((k for k in g.kernels if k.language == "extern"),
+                                     key=lambda k: k.wrapper_lines[0] if k.wrapper_lines else 0) for g in c.graphs}
+        self.current: dict[str, _GraphCall] = {}
+        self.order: list[_GraphCall] = []
+
+    def graph_call(self, label: str, invoke: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        record = _GraphCall(label, [_copy(x) for x in args[0]], pending_externs=list(self.externs[label]))
+        self.current[label] = record
+        self.order.append(record)
+        return invoke()
+
+    def kernel_call(self, label: str, invoke: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = invoke()
+        graph, _, name = label.partition("/")
+        record = self.current.get(graph)
+        if record is None:
+            return result
+        if name.startswith("extern:"):
+            function = name[len("extern:"):]
+            kernel = next((k for k in record.pending_externs if kernel_io.extern_function(k) == function), None)
+            if kernel is None:
+                return result
+            record.pending_externs.remove(kernel)
+            out = kwargs.get("out", result)
+            calls = self.calls[(graph, kernel.id)]
+            buffer = calls[0].keyword_output if calls else None
+            if isinstance(out, torch.Tensor) and buffer:
+                record.writes.append((kernel.id, 0, {buffer: _copy(out)}))
+            return result
+        index = record.calls[name]
+        record.calls[name] += 1
+        calls = self.calls[(graph, name)]
+        if index < len(calls):
+            written = {buffer: _copy(args[pos]) for pos, buffer in calls[index].outputs.items()
+                       if pos < len(args) and isinstance(args[pos], torch.Tensor)}
+            record.writes.append((name, index, written))
+        return result
+
+
+def _clone_input(value: Any) -> Any:
+    """A copy the compiled function accepts under the same guards (requires_grad kept)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    return value
+
+
+def _module_state(target: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(tensor, copy) of every parameter and buffer of a module target, to put back after the run."""
+    if not isinstance(target, torch.nn.Module):
+        return []
+    tensors = list(target.parameters()) + list(target.buffers())
+    return [(t, t.detach().clone()) for t in tensors]
+
+
+def _substitutions(c: Any, edits: Mapping[Any, str] | None) -> dict[tuple[str, str], Any]:
+    """(graph, kernel) -> the edited kernel object, each edit first checked in a worker process."""
+    out: dict[tuple[str, str], Any] = {}
+    for key, source in (edits or {}).items():
+        kernel = key if not isinstance(key, str) else next((k for k in c.kernels if k.id == key), None)
+        if kernel is None:
+            raise KeyError(f"check_numerics(edits=...): no kernel {key!r}; kernels: {[k.id for k in c.kernels]}")
+        if kernel.language not in ("triton", "template"):
+            raise ValueError(f"check_numerics(edits=...): {kernel.id} is a {kernel.language} kernel; "
+                             "only Triton kernels can be edited")
+        result = kernel.edit(source, bench=False)
+        if not result.ok:
+            raise ValueError(f"the edit of {kernel.id} does not run ({result.stage}: {result.error}); "
+                             "fix it (kernel.edit(source) shows the error) before checking numerics with it")
+        module = runtime.load_kernel_module(source)
+        out[(kernel.graph.id, kernel.id)] = getattr(module, kernel.name)
+    return out
+
+
+def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, list[str]]:
+    observer = _Observer(c)
+    substitutes = _substitutions(c, edits)
+    namespaces, prefixes, graph_labels = [], {}, []
+    originals: list[tuple[dict[str, Any], str, Any]] = []
+    for graph in c.graphs:
+        if graph.compiled_fn is None:
+            continue
+        names = [k.name for k in graph.kernels if k.language != "extern"]
+        namespace = runtime.wrapper_globals(graph.compiled_fn, names + ["extern_kernels"])
+        for kernel in graph.kernels:
+            if (graph.id, kernel.id) in substitutes and kernel.name in namespace:
+                originals.append((namespace, kernel.name, namespace[kernel.name]))
+                namespace[kernel.name] = substitutes[(graph.id, kernel.id)]
+        namespaces.append((namespace, {n: f"{graph.id}/{n}" for n in names}))
+        prefixes[id(namespace)] = f"{graph.id}/extern:"
+        graph_labels.append((graph.compiled_fn, graph.id))
+    state = _module_state(c.target)
+    inputs = tuple(_clone_input(x) for x in c.example_inputs)
+    try:
+        with kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
+                kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes):
+            replay.runner(c, inputs)()
+            replay.synchronize(c.device)
+    finally:
+        for namespace, name, original in originals:
+            namespace[name] = original
+        with torch.no_grad():
+            for tensor, saved in state:
+                tensor.copy_(saved)
+    return observer, [f"{g}/{k}" for g, k in substitutes]
+
+
+# ------------------------------------------------------------------------------------------ the report
+
+
+def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[str, Any], dict[str, Any], str]:
+    gm = graph.post_grad.module
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(inputs):
+        return {}, {}, (f"{graph.id}: the graph has {len(placeholders)} inputs but was called with {len(inputs)}; "
+                        "its kernels were not compared")
+    try:
+        eager = reference.node_values(gm, [_copy(x) for x in inputs])
+        exact = reference.node_values(gm, [_copy(x) for x in inputs], upcast=True) if want_exact else {}
+    except Exception as error:  # an op with no eager implementation: say so, keep the rest of the report
+        return {}, {}, f"{graph.id}: running its post-grad graph eagerly failed ({type(error).__name__}: {error})"
+    return eager, exact, ""
+
+
+def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol: float | None = None,
+          edits: Mapping[Any, str] | None = None) -> NumericsReport:
+    if reference_kind not in REFERENCES:
+        raise ValueError(f"check_numerics(reference={reference_kind!r}): use one of {REFERENCES}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
+    replay.check_runnable(c, "check_numerics()")
+    observer, edited = _run_observed(c, edits)
+    keys = kernel_keys(c)
+    rows: dict[str, KernelNumerics] = {}
+    notes: list[str] = []
+    random_of = {g.id: reference.random_nodes(g.post_grad.module) for g in c.graphs if g.post_grad.module is not None}
+    buffer_nodes = {g.id: {**reference.input_updates(g.post_grad.module),
+                           **{b: n for ir in g.loop_ir for b, n in ir.buffer_nodes.items()}}
+                    for g in c.graphs if g.post_grad.module is not None}
+    inputs_of = {g.id: {n.name for n in g.post_grad.nodes if n.op == "placeholder"} for g in c.graphs}
+    for record in observer.order:
+        graph = observer.graphs[record.graph]
+        eager, exact, problem = _references(graph, record.inputs, want_exact=True)
+        if problem:
+            notes.append(problem)
+        for kernel_id, index, written in record.writes:
+            kernel = graph.kernel(kernel_id)
+            key = keys[(graph.id, kernel_id)]
+            row = rows.setdefault(key, KernelNumerics(key, graph.id, kernel_id, kernel.language, 0))
+            row.calls = max(row.calls, index + 1)
+            for buffer, value in written.items():
+                node = buffer_nodes.get(graph.id, {}).get(buffer)
+                item = BufferCheck(buffer, node, index, dtype=str(value.dtype), shape=list(value.shape))
+                row.buffers.append(item)
+                if problem:
+                    item.note = "no reference (see the report's notes)"
+                elif node is None and buffer in inputs_of[graph.id]:
+                    item.note = "a graph input the kernel updates in place, with no copy back in the graph"
+                elif node is None:
+                    item.note = ("no post-grad node holds this buffer's value (an intermediate Inductor introduced, "
+                                 "such as one output of a fused multi-output reduction)")
+                elif node in random_of.get(graph.id, {}):
+                    item.note = (f"depends on the random op {random_of[graph.id][node]}: eager and the compiled kernel "
+                                 "draw different numbers")
+                elif not isinstance(eager.get(node), torch.Tensor):
+                    item.note = f"the node {node} does not produce one tensor"
+                else:
+                    ref, truth = eager[node], exact.get(node)
+                    compare(item, value, ref if reference_kind == "eager" else truth, truth, rtol, atol)
+    for graph in c.graphs:  # kernels that never ran (or were not observed) still get a row
+        for kernel in graph.kernels:
+            key = keys[(graph.id, kernel.id)]
+            if key not in rows:
+                note = _unobserved(kernel, random_of.get(graph.id, {}))
+                rows[key] = KernelNumerics(key, graph.id, kernel.id, kernel.language, 0, [BufferCheck("-", None, 0, note=note)])
+    first = next((key for key, row in rows.items() if row.ok is False), None)
+    report = NumericsReport(reference_kind, c.device, rtol, atol, rows, first, notes=notes, edited=edited)
+    _link(report, c)
+    return report
+
+
+def _unobserved(kernel: Any, random_of: dict[str, str]) -> str:
+    randoms = [random_of[n] for n in kernel.post_grad_nodes if n in random_of]
+    if randoms:
+        return f"the random op {randoms[0]} (seeds or draws): eager and the compiled program draw different numbers"
+    if kernel.language == "extern" and kernel_io.extern_function(kernel) is None:
+        return "an extern call the wrapper makes through torch.ops, which is not observed"
+    return "no call of this kernel was observed"
+
+
+def _link(report: NumericsReport, c: Any) -> None:
+    """Spread kernel errors to the nodes they implement, and name the first divergent kernel's origins."""
+    graphs = {g.id: g for g in c.graphs}
+    for row in report.kernels.values():
+        if row.max_rel is None:
+            continue
+        kernel = graphs[row.graph].kernel(row.kernel)
+        for names, into in ((kernel.post_grad_nodes, report.post_grad_error), (kernel.fx_nodes, report.fx_error)):
+            errors = into.setdefault(row.graph, {})
+            for name in names:
+                errors[name] = max(errors.get(name, 0.0), row.max_rel)
+    if report.first_divergent is not None:
+        row = report.kernels[report.first_divergent]
+        kernel = graphs[row.graph].kernel(row.kernel)
+        report.first_divergent_nodes = {"post_grad": list(kernel.post_grad_nodes), "fx": list(kernel.fx_nodes),
+                                         "user_lines": [list(u) for u in kernel.user_lines]}
+
+
+# ------------------------------------------------------------------------------------------ JSON
+
+
+def _num(value: float | None) -> float | str | None:
+    """Non-finite floats as strings: the trace is strict JSON."""
+    return value if value is None or math.isfinite(value) else str(value)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+_BUFFER_FLOATS = ("max_abs", "max_rel", "mismatched", "rtol", "atol", "compiled_vs_float64", "eager_vs_float64")
+
+
+def to_json(r: NumericsReport) -> dict[str, Any]:
+    def buffer(b: BufferCheck) -> dict[str, Any]:
+        return {"buffer": b.buffer, "node": b.node, "call": b.call, "dtype": b.dtype, "shape": b.shape,
+                "compared": b.compared, "ok": b.ok, "nan": list(b.nan), "inf": list(b.inf), "note": b.note,
+                **{name: _num(getattr(b, name)) for name in _BUFFER_FLOATS}}
+
+    return {
+        "reference": r.reference, "device": r.device, "rtol": r.rtol, "atol": r.atol,
+        "first_divergent": r.first_divergent, "first_divergent_nodes": r.first_divergent_nodes,
+        "post_grad_error": {g: {n: _num(v) for n, v in m.items()} for g, m in r.post_grad_error.items()},
+        "fx_error": {g: {n: _num(v) for n, v in m.items()} for g, m in r.fx_error.items()},
+        "notes": r.notes, "edited": r.edited,
+        "kernels": [{"key": row.key, "graph": row.graph, "kernel": row.kernel, "language": row.language,
+                     "calls": row.calls, "ok": row.ok, "max_abs": _num(row.max_abs), "max_rel": _num(row.max_rel),
+                     "mismatched": _num(row.mismatched), "compiled_vs_float64": _num(row.compiled_vs_float64),
+                     "eager_vs_float64": _num(row.eager_vs_float64),
+                     "buffers": [buffer(b) for b in row.buffers]} for row in r.kernels.values()],
+    }
+
+
+def from_json(data: dict[str, Any]) -> NumericsReport:
+    def buffer(b: dict[str, Any]) -> BufferCheck:
+        return BufferCheck(buffer=str(b["buffer"]), node=b.get("node"), call=int(b.get("call", 0)),
+                           dtype=str(b.get("dtype", "")), shape=list(b.get("shape", [])),
+                           compared=bool(b.get("compared")), ok=b.get("ok"), nan=tuple(b.get("nan", (0, 0))),
+                           inf=tuple(b.get("inf", (0, 0))), note=str(b.get("note", "")),
+                           **{name: _float(b.get(name)) for name in _BUFFER_FLOATS})
+
+    rows = {k["key"]: KernelNumerics(k["key"], k["graph"], k["kernel"], k.get("language", ""), int(k.get("calls", 0)),
+                                     [buffer(b) for b in k.get("buffers", [])]) for k in data.get("kernels", [])}
+    return NumericsReport(
+        reference=str(data.get("reference", "eager")), device=str(data.get("device", "?")),
+        rtol=_float(data.get("rtol")), atol=_float(data.get("atol")), kernels=rows,
+        first_divergent=data.get("first_divergent"), first_divergent_nodes=dict(data.get("first_divergent_nodes") or {}),
+        post_grad_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("post_grad_error") or {}).items()},
+        fx_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("fx_error") or {}).items()},
+        notes=list(data.get("notes", [])), edited=list(data.get("edited", [])),
+    )

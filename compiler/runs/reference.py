@@ -1,0 +1,79 @@
+"""The values a post-grad graph's nodes take in eager PyTorch, node by node, as the reference for numerics.
+
+``eager`` runs every node with the dtypes the graph says (bfloat16 ops round after every op, as eager
+PyTorch does). ``float64`` runs the same nodes with every floating tensor, and every floating dtype
+argument (casts, factory functions), in float64: as close to the exact result as the graph allows.
+Random operators draw other numbers than the compiled kernels do, so every node that depends on one
+is reported as random instead of compared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+_RANDOM_WORDS = ("rand", "bernoulli", "dropout", "seed", "normal", "multinomial", "uniform", "exponential")
+
+
+def _is_random(node: torch.fx.Node) -> bool:
+    if node.op != "call_function":
+        return False
+    name = str(getattr(node.target, "__name__", node.target)).lower()
+    return any(word in name for word in _RANDOM_WORDS)
+
+
+def random_nodes(gm: torch.fx.GraphModule) -> dict[str, str]:
+    """Node name -> the random operator it depends on, for every node downstream of one."""
+    source: dict[str, str] = {}
+    for node in gm.graph.nodes:
+        if _is_random(node):
+            source[node.name] = node.name
+            continue
+        for parent in node.all_input_nodes:
+            if parent.name in source:
+                source[node.name] = source[parent.name]
+                break
+    return source
+
+
+def input_updates(gm: torch.fx.GraphModule) -> dict[str, str]:
+    """Graph input -> the node whose value the graph copies into it (``copy_(primals_7, add_3)``): the
+    value a kernel that updates that input in place must leave there."""
+    out: dict[str, str] = {}
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and "copy_" in str(node.target) and len(node.args) >= 2:
+            dst, src = node.args[0], node.args[1]
+            if isinstance(dst, torch.fx.Node) and dst.op == "placeholder" and isinstance(src, torch.fx.Node):
+                out[dst.name] = src.name
+    return out
+
+
+def _upcast(value: Any) -> Any:
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != torch.float64:
+        return value.to(torch.float64)
+    if isinstance(value, torch.dtype) and value.is_floating_point:
+        return torch.float64
+    if isinstance(value, (list, tuple)):
+        return type(value)(_upcast(v) for v in value)
+    return value
+
+
+class _Recording(torch.fx.Interpreter):
+    def __init__(self, gm: torch.fx.GraphModule, upcast: bool) -> None:
+        super().__init__(gm, garbage_collect_values=False)
+        self.upcast = upcast
+
+    def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+        if self.upcast:
+            args, kwargs = _upcast(args), {k: _upcast(v) for k, v in kwargs.items()}
+        return super().call_function(target, args, kwargs)
+
+
+def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False) -> dict[str, Any]:
+    """Every node's value when the graph runs eagerly on ``inputs`` (which it may mutate: pass clones)."""
+    interpreter = _Recording(gm, upcast)
+    with torch.no_grad():
+        interpreter.run(*[_upcast(x) if upcast else x for x in inputs])
+    return {node.name: value for node, value in interpreter.env.items()}

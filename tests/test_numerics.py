@@ -1,0 +1,157 @@
+"""c.check_numerics(): every kernel's output against eager on CPU, and the first kernel that diverges."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+import torch
+from rich.console import Console
+
+import explorer
+from compiler.runs import numerics
+from compiler.runs.replay import NotRunnableError
+from tests import workloads
+
+
+@pytest.fixture(scope="session")
+def cancellation():
+    torch.manual_seed(0)
+    args = (torch.randn(32, 16), torch.randn(16, 64))
+    drift = explorer.compile(workloads.bf16_cancellation, *args)
+    emulated = explorer.compile(workloads.bf16_cancellation, *args, config={"emulate_precision_casts": True})
+    return drift, emulated, args
+
+
+def _line_of(fn, text):
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_bf16_drift_is_flagged_at_the_fused_kernel_with_its_node_and_line(cancellation):
+    c, _, _ = cancellation
+    report = c.check_numerics()
+    mm = next(k for k in c.kernels if k.language == "extern")
+    fused = next(k for k in c.kernels if k.language == "cpp")
+    assert list(report.kernels) == [mm.id, fused.id]  # execution order
+    assert report.kernels[mm.id].ok is True  # the float32 matmul agrees with eager
+    row = report.kernels[fused.id]
+    assert row.ok is False and row.mismatched > 0.5 and row.max_abs >= 0.5
+    assert report.first_divergent == fused.id and report.divergent == [fused.id]
+    nodes = report.first_divergent_nodes
+    assert "sub" in nodes["fx"] and "sub" in nodes["post_grad"]
+    assert [workloads.__file__, _line_of(workloads.bf16_cancellation, "return (big + 1) - big")] in nodes["user_lines"]
+    # the fused kernel is closer to the exact result than eager is: the benign kind of drift
+    assert row.compiled_vs_float64 < row.eager_vs_float64
+    assert report.post_grad_error["g0"]["sub"] == row.max_rel and report.fx_error["g0"]["sub"] == row.max_rel
+
+
+def test_emulate_precision_casts_removes_the_drift(cancellation):
+    _, emulated, _ = cancellation
+    report = emulated.check_numerics()
+    assert report.ok and report.first_divergent is None
+    assert all(row.ok for row in report.kernels.values())
+
+
+def test_float64_reference_and_explicit_tolerances(cancellation):
+    c, _, _ = cancellation
+    fused = next(k for k in c.kernels if k.language == "cpp")
+    exact = c.check_numerics(reference="float64")
+    assert exact.reference == "float64" and exact.kernels[fused.id].ok  # within bf16 tolerance of the truth
+    loose = c.check_numerics(rtol=1.0, atol=1.0)
+    assert loose.ok and loose.rtol == 1.0
+    assert c.numerics[-2:] == [exact, loose]
+
+
+def test_float32_model_is_clean_and_mutated_state_is_left_alone():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(workloads.ResidualBlock(32), torch.nn.BatchNorm1d(32))
+    x = torch.randn(64, 32)
+    c = explorer.compile(model, x)
+    before = {name: t.clone() for name, t in model.state_dict().items()}
+    x_before = x.clone()
+    report = c.check_numerics()
+    assert report.ok, report.kernels
+    assert all(torch.equal(before[name], t) for name, t in model.state_dict().items())  # running stats too
+    assert torch.equal(x, x_before)
+    # the BatchNorm kernel updates its running statistics in place: compared with the graph's copy-back
+    checked = [b.buffer for row in report.kernels.values() for b in row.compared]
+    assert any(buffer.startswith("primals") for buffer in checked)
+
+
+def test_integer_buffers_compare_exactly_and_nan_is_counted():
+    def f(x):
+        return (x * 2).to(torch.int32) + 1, torch.log(x - 1)
+
+    x = torch.rand(16) * 4
+    c = explorer.compile(f, x)
+    report = c.check_numerics()
+    buffers = [b for row in report.kernels.values() for b in row.compared]
+    ints = [b for b in buffers if b.dtype == "torch.int32"]
+    assert ints and all(b.rtol == 0 and b.ok for b in ints)
+    logs = [b for b in buffers if b.dtype == "torch.float32"]
+    assert logs and logs[0].nan[0] == logs[0].nan[1] > 0 and logs[0].ok  # NaN where x < 1, on both sides
+
+
+def test_random_ops_are_skipped_with_a_reason():
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) * 2
+
+    c = explorer.compile(f, torch.randn(64))
+    report = c.check_numerics()
+    notes = [n for row in report.kernels.values() for n in row.notes]
+    assert notes and all("random" in n for n in notes)
+    assert report.first_divergent is None
+
+
+def test_report_round_trips_and_renders(tmp_path, cancellation):
+    c, _, _ = cancellation
+    report = c.check_numerics()
+    loaded = explorer.load(c.save(tmp_path / "t.json"))
+    assert loaded.numerics[-1] == report
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(report)
+    text = console.file.getvalue()
+    assert "first divergent kernel" in text and "DIVERGES" in text and report.first_divergent in text
+    assert "DIVERGES" in report._repr_html_()
+
+
+def test_infinite_errors_survive_strict_json():
+    check = numerics.BufferCheck("buf0", "sub", 0, compared=True, ok=False, max_rel=math.inf)
+    row = numerics.KernelNumerics("k", "g0", "k", "cpp", 1, [check])
+    report = numerics.NumericsReport("eager", "cpu", None, None, {"k": row}, "k")
+    data = numerics.to_json(report)
+    import json
+
+    json.dumps(data, allow_nan=False)
+    assert numerics.from_json(data).kernels["k"].max_rel == math.inf
+
+
+def test_diff_shows_how_the_error_changed(cancellation):
+    drift, emulated, _ = cancellation
+    drift.check_numerics()
+    emulated.check_numerics()
+    d = explorer.diff(drift, emulated)
+    (change,) = [k for k in d.kernels if k.a and "cpp" in k.a]
+    assert change.error_a > 0.1 and change.error_b == 0.0
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(d)
+    assert "error a" in console.file.getvalue()
+
+
+def test_bad_requests_are_refused(tmp_path, cancellation):
+    c, _, _ = cancellation
+    before = list(c.numerics)
+    with pytest.raises(ValueError, match="use one of"):
+        c.check_numerics(reference="float16")
+    with pytest.raises(ValueError, match="give a number >= 0"):
+        c.check_numerics(rtol=-1)
+    with pytest.raises(ValueError, match="only Triton kernels can be edited"):
+        c.check_numerics(edits={c.kernels[-1].id: "x"})
+    loaded = explorer.load(c.save(tmp_path / "t.json"))
+    with pytest.raises(NotRunnableError, match="loaded from a file"):
+        loaded.check_numerics()
+    assert c.numerics == before
