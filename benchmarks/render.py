@@ -1,22 +1,29 @@
-"""How fast the explorer view is on a large graph.
+"""How fast the explorer view is on large graphs, in the static HTML and in the live JupyterLab widget.
 
-Synthesizes a trace shaped like a multi-layer transformer's (about 2,000 Dynamo
-FX nodes, with post-grad nodes, loop IR, fused groups, kernels and a wrapper
-in the proportions Inductor produces), then prints:
+Synthesizes traces shaped like a multi-layer transformer's (38 FX nodes per block, with post-grad
+nodes, loop IR, fused groups, kernels and a wrapper in the proportions Inductor produces, every id
+distinct, module paths as nn_module_stack gives them) at the sizes asked for, and prints per size:
 
-- payload build time (widgets.payload_for) and payload size,
-- HTML export size,
-- first render in headless Chromium: navigation start until the first frame
-  after the explorer mounted with the FX graph drawn (must stay under 1 s).
+- the trace file size, `explorer.load` time and the memory it keeps (tracemalloc), and the size of
+  what the first view needs (the summary plus the first graph's part);
+- static HTML: file size; first view (navigation start to the first frame with the graph drawn) and
+  the time to open the post-grad stage, median of 3, headless Chromium;
+- JupyterLab: `c = explorer.load(path)` in one cell, `c` in the next; from running that cell to the
+  first frame with the graph drawn, and the time to open the post-grad stage, median of 3.
 
-    .venv/bin/python benchmarks/render.py [--layers 50] [--chromium /usr/bin/chromium]
+`--llama` also compiles a 32-layer Llama built from a transformers config on CPU (compile time) and
+measures its first view the same two ways.
+
+    .venv/bin/python benchmarks/render.py [--sizes 2000,20000,100000] [--no-lab] [--llama]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -168,7 +175,7 @@ def synthetic_trace(layers: int = 53) -> dict:
     }
     sources = {SRC: {str(i): f"        line_{i} = self.block(x)  # model code" for i in range(30, 63)}}
     return {
-        "schema": "inductor-explorer/trace", "version": 1,
+        "schema": "inductor-explorer/trace", "version": 2,
         "meta": {"function": "Transformer.forward", "device": "cpu", "device_name": "x86_64 CPU", "torch": "2.13.0+cpu",
                  "triton": None, "python": "3.11", "created": "2026-01-01T00:00:00Z", "toggles": {}, "inductor_overrides": {},
                  "backward": False, "timings": {"total": 45.0}},
@@ -178,16 +185,30 @@ def synthetic_trace(layers: int = 53) -> dict:
     }
 
 
+_PARTS = {"ln1": "ln1", "ln2": "ln2", "fc1": "mlp.fc1", "w1": "mlp.fc1", "b1": "mlp.fc1", "gelu": "mlp",
+          "fc2": "mlp.fc2", "w2": "mlp.fc2", "b2": "mlp.fc2", "res1": "", "res2": ""}
+
+
+def _module(name: str) -> str | None:
+    """The module path a real capture records for this node (nn_module_stack): layers.<i>.<part>."""
+    if not name.startswith("l") or "_" not in name:
+        return None
+    layer, local = name[1:].split("_", 1)
+    part = _PARTS.get(local.removesuffix("_w").removesuffix("_b"), "attn")
+    return f"layers.{layer}" + (f".{part}" if part else "")
+
+
 def _fx(name, op, target, inputs, line):
     return {"name": name, "op": op, "target": target, "args": f"({', '.join(inputs)})", "shape": [4, 128, 768],
             "dtype": "torch.float32", "inputs": inputs, "users": [], "user_line": [SRC, line] if line else None,
-            "stack": [[SRC, line, "forward"]] if line else [], "post_grad": [], "kernels": []}
+            "stack": [[SRC, line, "forward"]] if line else [], "module": _module(name), "post_grad": [], "kernels": []}
 
 
 def _pg(name, op, target, inputs, line, fx):
     return {"name": name, "op": op, "target": target, "args": f"({', '.join(inputs)})", "shape": [512, 768],
             "dtype": "torch.float32", "inputs": inputs, "users": [], "user_line": [SRC, line] if line else None,
-            "stack": [[SRC, line, "forward"]] if line else [], "fx": fx, "loop_ir": [], "kernels": []}
+            "stack": [[SRC, line, "forward"]] if line else [], "module": _module(fx[0]) if fx else None, "fx": fx,
+            "loop_ir": [], "kernels": []}
 
 
 def _ir(name, kind, origins, group, kid):
@@ -212,64 +233,166 @@ def _link(fx_node, pg_node, op_name, kid):
             lst.append(value)
 
 
-def time_payload(trace: dict, repeat: int = 5) -> tuple[float, int]:
-    """Median seconds of payload_for(trace) and the payload's JSON size in bytes."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        payload = widgets.payload_for(trace)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), len(json.dumps(payload, separators=(",", ":")))
+STAGE_JS = """async (stage) => {
+  const root = [...document.querySelectorAll('.ie-root')].pop();
+  const t0 = performance.now();
+  root.querySelector(`.ie-stage-btn[data-stage="${stage}"]`).click();
+  while (!root.querySelector(`.ie-main [data-stage="${stage}"] g.ie-node`)) await new Promise((r) => setTimeout(r, 5));
+  return performance.now() - t0;
+}"""
 
 
-def first_render_ms(html_path: Path, chromium: str, repeat: int = 3) -> list[dict]:
-    """Open the export in headless Chromium; per run: ms to mount and to the first frame after it."""
+def load_figures(path: Path) -> dict:
+    """explorer.load time (excluding import torch) and the memory the loaded compilation keeps, in a fresh process."""
+    code = (
+        "import sys, time, tracemalloc, gc, torch\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "import explorer\n"
+        "tracemalloc.start(); t = time.perf_counter()\n"
+        f"c = explorer.load({str(path)!r})\n"
+        "s = time.perf_counter() - t; gc.collect(); cur, peak = tracemalloc.get_traced_memory()\n"
+        "print(s, cur, peak)\n"
+    )
+    seconds, current, peak = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    untraced = subprocess.run([sys.executable, "-c", code.replace("tracemalloc.start(); ", "")], capture_output=True,
+                              text=True, check=True).stdout.split()[0]
+    return {"load_s": float(untraced), "kept_mb": float(current) / 1e6, "peak_mb": float(peak) / 1e6,
+            "traced_load_s": float(seconds)}
+
+
+def static_figures(trace: dict, tmp: Path, chromium: str, repeat: int = 3) -> dict:
     from playwright.sync_api import sync_playwright
 
-    runs = []
+    path = widgets.write_html(trace, tmp / "render.html")
+    first, stage = [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True,
                                     args=["--no-sandbox", "--disable-background-networking"])
         for _ in range(repeat):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(html_path.as_uri())
-            page.wait_for_selector(".ie-root[data-painted-at]", timeout=30_000)
-            root = page.locator(".ie-root")
-            runs.append({
-                "mounted_ms": float(root.get_attribute("data-ready-at")),
-                "painted_ms": float(root.get_attribute("data-painted-at")),
-                "mount_ms": float(root.get_attribute("data-mount-ms")),
-                "nodes_drawn": page.locator("g.ie-node").count(),
-            })
+            page.goto(path.as_uri())
+            page.wait_for_selector(".ie-root[data-painted-at]", timeout=120_000)
+            first.append(float(page.locator(".ie-root").get_attribute("data-painted-at")))
+            page.wait_for_selector('.ie-root[data-pending="0"]', timeout=120_000)
+            stage.append(page.evaluate(STAGE_JS, "post_grad"))
             page.close()
         browser.close()
-    return runs
+    return {"html_mb": path.stat().st_size / 1e6, "first_view_ms": statistics.median(first), "runs_ms": first,
+            "open_stage_ms": statistics.median(stage)}
+
+
+def lab_figures(trace_files: dict[str, Path], tmp: Path, repeat: int = 3) -> dict[str, dict]:
+    """Per trace: from running the cell that shows a loaded trace to its first frame, in a real JupyterLab."""
+    import nbformat
+
+    from tests.jupyterlab import lab_server, notebook_page, run_cell, wait_idle
+
+    notebooks = tmp / "notebooks"
+    notebooks.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = ["import explorer"]
+    for name, path in trace_files.items():
+        cells += [f"c = explorer.load({str(path)!r})", "c"]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nbformat.write(nb, notebooks / "render.ipynb")
+    out: dict[str, dict] = {}
+    with lab_server(notebooks, tmp) as url, notebook_page(url, "render.ipynb") as page:
+        run_cell(page, 0)
+        wait_idle(page)
+        for i, name in enumerate(trace_files):
+            run_cell(page, 1 + 2 * i)
+            wait_idle(page, 300_000)
+            first, stage = [], []
+            show = 2 + 2 * i
+            for _ in range(repeat):
+                page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.clear()", show)
+                started = page.evaluate("() => performance.now()")
+                run_cell(page, show)
+                cell = page.locator(".jp-Notebook .jp-Cell").nth(show)
+                cell.locator(".ie-root[data-painted-at]").wait_for(timeout=300_000)
+                first.append(float(cell.locator(".ie-root").get_attribute("data-painted-at")) - started)
+                cell.locator('.ie-root[data-pending="0"]').wait_for(timeout=300_000)
+                stage.append(page.evaluate(STAGE_JS, "post_grad"))
+            out[name] = {"first_view_ms": statistics.median(first), "runs_ms": first, "open_stage_ms": statistics.median(stage)}
+    return out
+
+
+def first_message(trace: dict) -> dict:
+    parts = widgets.TraceParts(trace)
+    summary = len(json.dumps(parts.summary(), separators=(",", ":")))
+    first = len(parts.encoded(f"{trace['graphs'][0]['id']}/fx"))
+    return {"summary_kb": summary / 1e3, "first_part_mb": first / 1e6}
+
+
+def llama_trace(tmp: Path) -> tuple[dict, float]:
+    import torch
+    from transformers import LlamaConfig, LlamaModel
+
+    import explorer
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=32, hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128)
+    model = LlamaModel(config).eval()
+    ids = torch.randint(0, config.vocab_size, (1, 32))
+    started = time.perf_counter()
+    with torch.no_grad():
+        c = explorer.compile(model, ids)
+    seconds = time.perf_counter() - started
+    path = c.save(tmp / "llama32.json")
+    return json.loads(path.read_text()), seconds
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", type=int, default=53, help="transformer blocks (38 FX nodes each)")
+    parser.add_argument("--sizes", default="2000,20000,100000", help="post-grad node counts to synthesize")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--no-browser", action="store_true", help="skip the Chromium measurement")
+    parser.add_argument("--no-browser", action="store_true", help="skip every Chromium measurement")
+    parser.add_argument("--no-lab", action="store_true", help="skip the JupyterLab measurement")
+    parser.add_argument("--llama", action="store_true", help="also compile and show a 32-layer Llama (CPU)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    trace = synthetic_trace(args.layers)
-    n_fx = len(trace["graphs"][0]["fx"]["nodes"])
-    build_s, size = time_payload(trace)
-    print(f"FX nodes: {n_fx}  post-grad nodes: {len(trace['graphs'][0]['post_grad']['nodes'])}  kernels: {len(trace['graphs'][0]['kernels'])}")
-    print(f"payload build: {build_s * 1000:.1f} ms (limit 500 ms)")
-    print(f"payload size: {size / 1e6:.2f} MB")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = widgets.write_html(trace, Path(tmp) / "render.html")
-        print(f"HTML export: {path.stat().st_size / 1e6:.2f} MB")
-        if args.no_browser:
-            return 0
-        runs = first_render_ms(path, args.chromium)
-    painted = [r["painted_ms"] for r in runs]
-    print(f"first render (navigation -> first frame with the graph): median {statistics.median(painted):.0f} ms "
-          f"over {len(runs)} runs, runs {', '.join(f'{x:.0f}' for x in painted)} (limit 1000 ms)")
-    print(f"  of which mount (layout + first draw): {statistics.median(r['mount_ms'] for r in runs):.0f} ms; "
-          f"SVG nodes drawn: {runs[0]['nodes_drawn']} of {n_fx}")
-    return 0 if statistics.median(painted) < 1000 and build_s < 0.5 else 1
+    figures: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        traces: dict[str, dict] = {}
+        for size in (int(s) for s in args.sizes.split(",") if s):
+            traces[f"{size} nodes"] = synthetic_trace(max(1, round(size / 38)))
+        if args.llama:
+            trace, seconds = llama_trace(tmp)
+            traces["llama 32 layers"] = trace
+            figures["llama 32 layers"] = {"compile_s": seconds}
+        files = {}
+        for name, trace in traces.items():
+            graph = trace["graphs"][0]
+            path = tmp / f"{name.replace(' ', '_')}.json"
+            path.write_text(json.dumps(trace))
+            files[name] = path
+            row = figures.setdefault(name, {})
+            row.update({"post_grad_nodes": len(graph["post_grad"]["nodes"]), "fx_nodes": len(graph["fx"]["nodes"]),
+                        "trace_mb": path.stat().st_size / 1e6, **first_message(trace), **load_figures(path)})
+            if not args.no_browser:
+                row["static"] = static_figures(trace, tmp, args.chromium)
+            gc.collect()
+        if not (args.no_browser or args.no_lab):
+            for name, lab in lab_figures(files, tmp).items():
+                figures[name]["lab"] = lab
+    for name, row in figures.items():
+        print(f"\n{name}: {row['post_grad_nodes']} post-grad / {row['fx_nodes']} FX nodes, trace {row['trace_mb']:.1f} MB"
+              + (f", compiled in {row['compile_s']:.1f} s" if "compile_s" in row else ""))
+        print(f"  explorer.load {row['load_s']:.2f} s, keeps {row['kept_mb']:.0f} MB "
+              f"({row['kept_mb'] / row['trace_mb']:.1f}x the file; peak {row['peak_mb']:.0f} MB)")
+        print(f"  first message: summary {row['summary_kb']:.1f} kB + first graph part {row['first_part_mb']:.2f} MB")
+        for where in ("static", "lab"):
+            if where in row:
+                r = row[where]
+                size = f", file {r['html_mb']:.1f} MB" if "html_mb" in r else ""
+                print(f"  {where}: first view {r['first_view_ms']:.0f} ms (runs {', '.join(f'{x:.0f}' for x in r['runs_ms'])}), "
+                      f"open post-grad stage {r['open_stage_ms']:.0f} ms{size}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return 0
 
 
 if __name__ == "__main__":

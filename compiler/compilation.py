@@ -144,6 +144,12 @@ class Compilation(_Rendered):
 
         return to_json(self)
 
+    def trace_view(self) -> dict[str, Any]:
+        """The trace dict with each graph serialized stage by stage as it is read (what views use)."""
+        from .serialize import to_json
+
+        return to_json(self, lazy=True)
+
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         path.write_text(json.dumps(self.to_json(), indent=1))
@@ -157,19 +163,28 @@ class Compilation(_Rendered):
         if write is None:
             raise ImportError("the explorer view is not available: import explorer (and install "
                               "inductor-explorer[widgets]) to write HTML")
-        return Path(write(self.to_json(), path))
+        return Path(write(self.trace_view(), path))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """Notebooks show the explorer widget when it is available, else the static HTML rendering."""
+        """Notebooks show the explorer widget when it is available, else the static HTML rendering.
+
+        The widget's bundle carries a short HTML summary too: without it, IPython would also call
+        ``_repr_html_`` and render every stage of the compilation (seconds on a large model) for a
+        fallback that widget-aware frontends never show.
+        """
         from . import views
-        from .render import html_of
+        from .render import html_of, html_summary
 
         widget = views.renderer("widget")
         if widget is not None:
             try:
-                return widget(self.to_json())._repr_mimebundle_(include=include, exclude=exclude)
+                bundle = widget(self.trace_view())._repr_mimebundle_(include=include, exclude=exclude)
             except Exception:
-                pass
+                bundle = None
+            if bundle is not None:
+                data = bundle[0] if isinstance(bundle, tuple) else bundle
+                data.setdefault("text/html", html_summary(self))
+                return bundle
         return {"text/plain": repr(self), "text/html": html_of(self)}
 
     def __repr__(self) -> str:

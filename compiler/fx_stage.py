@@ -41,6 +41,7 @@ def fx_stage(stage: str, gm: torch.fx.GraphModule | None) -> FxStage:
                 users=[n.name for n in node.users],
                 user_line=(frames[-1][0], frames[-1][1]) if frames else None,
                 stack=frames,
+                module=fx_meta.module_path(node),
             )
         )
     return FxStage(stage=stage, code=graph_code(gm), nodes=nodes, module=gm)
@@ -63,6 +64,8 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
             # No recorded ancestry (common in backward graphs): fall back to the FX nodes on the same user line.
             origins = [n.name for n in fx_names.values() if n.user_line == record.user_line]
         record.fx = origins
+        if record.module is None and origins:
+            record.module = fx_names[origins[0]].module
         for name in origins:
             if node.name not in fx_names[name].post_grad:
                 fx_names[name].post_grad.append(node.name)

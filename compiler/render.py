@@ -213,11 +213,19 @@ def _(graph: GraphCapture) -> str:
     return "<div>" + "".join(parts) + "</div>"
 
 
+def html_summary(c: Compilation) -> str:
+    """One table of what was compiled and how big each graph came out: cheap for any model size."""
+    head = _table(["function", "device", "torch", "toggles", "total time"],
+                  [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
+    graphs = _table(["graph", "kind", "FX nodes", "post-grad nodes", "loop-IR nodes", "fused groups", "kernels"],
+                    [[g.id, g.kind, len(g.fx.nodes), len(g.post_grad.nodes), len(g.loop_ir), len(g.fused), len(g.kernels)]
+                     for g in c.graphs])
+    return head + graphs
+
+
 @html_of.register
 def _(c: Compilation) -> str:
-    summary = _table(["function", "device", "torch", "toggles", "total time"],
-                     [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
-    return "<div>" + summary + "".join(html_of(g) for g in c.graphs) + "</div>"
+    return "<div>" + html_summary(c) + "".join(html_of(g) for g in c.graphs) + "</div>"
 
 
 from .runs import views as _run_views  # noqa: E402,F401 - registers the run reports' renderings

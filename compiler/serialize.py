@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
 
 from . import sympy_io
 from .runs import numerics, profile
@@ -21,7 +25,7 @@ def _fx_node(n: FxNode) -> dict[str, Any]:
     return {
         "name": n.name, "op": n.op, "target": n.target, "args": n.args, "shape": n.shape, "dtype": n.dtype,
         "inputs": n.inputs, "users": n.users, "user_line": list(n.user_line) if n.user_line else None,
-        "stack": [list(f) for f in n.stack], "fx": n.fx, "post_grad": n.post_grad, "loop_ir": n.loop_ir,
+        "stack": [list(f) for f in n.stack], "module": n.module, "fx": n.fx, "post_grad": n.post_grad, "loop_ir": n.loop_ir,
         "kernels": n.kernels,
     }
 
@@ -30,14 +34,17 @@ def _fx_stage(s: FxStage) -> dict[str, Any]:
     return {"code": s.code, "nodes": [_fx_node(n) for n in s.nodes]}
 
 
+def _expressions(mapping: Any) -> dict[str, str]:
+    if isinstance(mapping, sympy_io.ExpressionMap):  # loaded and never looked at: its strings as they were
+        return dict(mapping.texts)
+    return {sympy_io.to_text(k): sympy_io.to_text(v) for k, v in mapping.items()}
+
+
 def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     return {
         "name": n.name, "kind": n.kind, "buffers": n.buffers, "buffer_nodes": n.buffer_nodes, "device": n.device,
-        "dtype": n.dtype,
-        "size": n.size, "stride": n.stride,
-        "ranges": {sympy_io.to_text(k): sympy_io.to_text(v) for k, v in n.ranges.items()},
-        "sizes": [[sympy_io.to_text(v) for v in part] for part in n.sizes],
-        "indexing": {k: sympy_io.to_text(v) for k, v in n.indexing.items()},
+        "dtype": n.dtype, "size": n.size, "stride": n.stride, "ranges": _expressions(n.ranges),
+        "sizes": [[sympy_io.to_text(v) for v in part] for part in n.sizes], "indexing": _expressions(n.indexing),
         "reads": n.reads, "writes": n.writes, "body": n.body, "origins": n.origins,
         "extern_target": n.extern_target, "group": n.group, "eliminated": n.eliminated, "kernels": n.kernels,
     }
@@ -64,22 +71,73 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+# Every key of a graph's JSON, and how it is made: one table for the eager dict and the lazy mapping.
+_GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
+    "id": lambda g: g.id,
+    "index": lambda g: g.index,
+    "kind": lambda g: g.kind,
+    "dynamo_graph": lambda g: g.dynamo_graph,
+    "timings": lambda g: g.timings,
+    "fx": lambda g: _fx_stage(g.fx),
+    "post_grad": lambda g: _fx_stage(g.post_grad),
+    "loop_ir": lambda g: [_loop_ir(n) for n in g.loop_ir],
+    "fused": lambda g: [{"name": f.name, "kind": f.kind, "nodes": f.nodes, "origins": f.origins, "kernels": f.kernels}
+                        for f in g.fused],
+    "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
+    "kernels": lambda g: [_kernel(k) for k in g.kernels],
+    "wrapper": lambda g: {"source": g.wrapper.source,
+                          "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
+    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
+                            "source": a.source} for a in g.autotune],
+}
+
+
 def _graph(g: GraphCapture) -> dict[str, Any]:
-    return {
-        "id": g.id, "index": g.index, "kind": g.kind, "dynamo_graph": g.dynamo_graph, "timings": g.timings,
-        "fx": _fx_stage(g.fx), "post_grad": _fx_stage(g.post_grad),
-        "loop_ir": [_loop_ir(n) for n in g.loop_ir],
-        "fused": [{"name": f.name, "kind": f.kind, "nodes": f.nodes, "origins": f.origins, "kernels": f.kernels}
-                  for f in g.fused],
-        "not_fused": [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
-        "kernels": [_kernel(k) for k in g.kernels],
-        "wrapper": {"source": g.wrapper.source, "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
-        "autotune": [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
-                      "source": a.source} for a in g.autotune],
-    }
+    return {key: make(g) for key, make in _GRAPH_FIELDS.items()}
 
 
-def to_json(c: Compilation) -> dict[str, Any]:
+class LazyGraph(Mapping):
+    """A graph's JSON, each key serialized the first time it is read (and kept).
+
+    Views read one stage at a time: a widget showing a 100,000-node FX graph first should not serialize
+    the loop IR, kernels and wrapper before drawing it. ``counts`` gives the size of every stage
+    without serializing any.
+    """
+
+    def __init__(self, graph: GraphCapture) -> None:
+        self._graph = graph
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._made:
+            self._made[key] = _GRAPH_FIELDS[key](self._graph)
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_GRAPH_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_GRAPH_FIELDS)
+
+    def counts(self) -> dict[str, int]:
+        g = self._graph
+        return {"fx": len(g.fx.nodes), "post_grad": len(g.post_grad.nodes), "loop_ir": len(g.loop_ir),
+                "fused": len(g.fused), "kernels": len(g.kernels),
+                "externs": sum(1 for k in g.kernels if k.language == "extern"),
+                "wrapper": len(g.wrapper.source.splitlines()),
+                "autotune": len(g.autotune)}
+
+
+def _lazy(g: GraphCapture) -> LazyGraph:
+    """A graph's lazy JSON, made once: stages are not changed after capture, so what was serialized
+    for one view is reused by the next (switching back to a compilation in a session)."""
+    if g._json is None:
+        g._json = LazyGraph(g)
+    return g._json
+
+
+def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
+    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts)."""
     return {
         "schema": SCHEMA,
         "version": VERSION,
@@ -91,7 +149,7 @@ def to_json(c: Compilation) -> dict[str, Any]:
         "inputs": c.inputs,
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
-        "graphs": [_graph(g) for g in c.graphs],
+        "graphs": [_lazy(g) if lazy else _graph(g) for g in c.graphs],
         "profiles": [profile.to_json(p) for p in c.profiles],
         "numerics": [numerics.to_json(r) for r in c.numerics],
     }
@@ -100,14 +158,28 @@ def to_json(c: Compilation) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- load
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading allocates millions of objects that all stay alive: the cyclic collector would scan them
+    again and again for nothing (half the load time of a large trace)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load(path: str | Path) -> Compilation:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
-                               "save traces with Compilation.save(path)") from exc
-    return from_json(data, origin=str(path))
+    with _collector_paused():
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
+                                   "save traces with Compilation.save(path)") from exc
+        return from_json(data, origin=str(path))
 
 
 def _need(data: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -147,13 +219,22 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
         raise TraceFormatError(f"malformed trace {origin}: {type(exc).__name__}: {exc}") from exc
 
 
+def _names(values: Any) -> list[str]:
+    """A list of ids from the trace, each id string shared with its other occurrences (sys.intern): the
+    same node names recur in thousands of inputs/users/provenance lists."""
+    return [sys.intern(v) for v in values] if values else []
+
+
 def _load_node(n: dict[str, Any]) -> FxNode:
+    user_line = n.get("user_line")
     return FxNode(
-        name=n["name"], op=n["op"], target=n["target"], args=n.get("args", ""), shape=n.get("shape"),
-        dtype=n.get("dtype"), inputs=list(n.get("inputs", [])), users=list(n.get("users", [])),
-        user_line=tuple(n["user_line"]) if n.get("user_line") else None,
-        stack=[tuple(f) for f in n.get("stack", [])], fx=list(n.get("fx", [])), post_grad=list(n.get("post_grad", [])),
-        loop_ir=list(n.get("loop_ir", [])), kernels=list(n.get("kernels", [])),
+        name=sys.intern(n["name"]), op=sys.intern(n["op"]), target=sys.intern(n["target"]), args=n.get("args", ""),
+        shape=n.get("shape"), dtype=n.get("dtype") and sys.intern(n["dtype"]), inputs=_names(n.get("inputs")),
+        users=_names(n.get("users")),
+        user_line=(sys.intern(user_line[0]), user_line[1]) if user_line else None,
+        stack=[(sys.intern(f[0]), f[1], sys.intern(f[2])) for f in n.get("stack", [])],
+        module=n.get("module") and sys.intern(n["module"]), fx=_names(n.get("fx")),
+        post_grad=_names(n.get("post_grad")), loop_ir=_names(n.get("loop_ir")), kernels=_names(n.get("kernels")),
     )
 
 
@@ -167,9 +248,9 @@ def _load_loop_ir(n: dict[str, Any]) -> LoopIRNode:
         name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])),
         buffer_nodes=dict(n.get("buffer_nodes") or {}), device=n.get("device"),
         dtype=n.get("dtype"), size=list(n.get("size", [])), stride=list(n.get("stride", [])),
-        ranges={expr(k): expr(v) for k, v in n.get("ranges", {}).items()},
+        ranges=sympy_io.ExpressionMap(dict(n.get("ranges", {})), symbol_keys=True),
         sizes=[[expr(v) for v in part] for part in n.get("sizes", [])],
-        indexing={k: expr(v) for k, v in n.get("indexing", {}).items()},
+        indexing=sympy_io.ExpressionMap(dict(n.get("indexing", {})), symbol_keys=False),
         reads=list(n.get("reads", [])), writes=list(n.get("writes", [])), body=n.get("body", ""),
         origins=list(n.get("origins", [])), extern_target=n.get("extern_target"), group=n.get("group"),
         eliminated=bool(n.get("eliminated", False)), kernels=list(n.get("kernels", [])),

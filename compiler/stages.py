@@ -17,6 +17,8 @@ import sympy
 class _Rendered:
     """Mixin: rich and HTML renderings come from compiler.render (one function per class)."""
 
+    __slots__ = ()
+
     def __rich__(self) -> Any:
         from . import render
 
@@ -28,7 +30,7 @@ class _Rendered:
         return render.html_of(self)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, slots=True)
 class FxNode(_Rendered):
     name: str
     op: str
@@ -40,6 +42,7 @@ class FxNode(_Rendered):
     users: list[str] = field(default_factory=list)
     user_line: tuple[str, int] | None = None  # (filename, lineno) of the innermost user frame
     stack: list[tuple[str, int, str]] = field(default_factory=list)
+    module: str | None = None  # path of the innermost nn.Module it was traced in ("" for the root module)
     fx: list[str] = field(default_factory=list)  # post-grad node -> Dynamo FX nodes it came from
     post_grad: list[str] = field(default_factory=list)  # Dynamo FX node -> post-grad nodes made from it
     loop_ir: list[str] = field(default_factory=list)
@@ -79,7 +82,7 @@ class FxStage(_Rendered):
         return f"FxStage({self.stage}, {len(self.nodes)} nodes, {ops} calls)"
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, slots=True)
 class LoopIRNode(_Rendered):
     name: str
     kind: str  # pointwise | reduction | extern | template | nop | foreach | other
@@ -107,7 +110,7 @@ class LoopIRNode(_Rendered):
         return f"LoopIRNode({self.name}: {self.kind} [{ranges}] from {self.origins}{state})"
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, slots=True)
 class FusedGroup(_Rendered):
     name: str
     kind: str
@@ -128,7 +131,7 @@ class NotFused:
     reason: str
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, slots=True)
 class Kernel(_Rendered):
     id: str
     name: str
@@ -204,6 +207,7 @@ class GraphCapture(_Rendered):
     not_fused: list[NotFused] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     compiled_fn: Any = None  # Inductor's callable for this graph while live
+    _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
 
     @property
     def id(self) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any
+import re
+from collections.abc import Mapping
+from typing import Any, Iterator
 
 import sympy
 
@@ -35,12 +37,61 @@ def to_text(expr: Any) -> str:
     return str(expr)
 
 
-def from_text(text: str) -> sympy.Expr:
+def _parse(text: str) -> ast.AST:
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        return ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ExpressionError(f"not an index expression: {text!r}") from exc
-    return _convert(tree.body, text)
+
+
+def from_text(text: str) -> sympy.Expr:
+    return _convert(_parse(text), text)
+
+
+_CHARACTERS = re.compile(r"[\w\s+\-*/%().,]*")
+_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*\s*\.")
+
+
+def check_text(text: str) -> None:
+    """Raise ExpressionError unless ``text`` is made only of what index expressions use: names, numbers,
+    arithmetic, calls and parentheses (no strings, attributes, subscripts or keywords). A cheap check at
+    load time; ``from_text`` checks the syntax again when the expression is built."""
+    if not isinstance(text, str) or not _CHARACTERS.fullmatch(text) or _ATTRIBUTE.search(text):
+        raise ExpressionError(f"unsupported syntax in index expression {text!r}")
+
+
+class ExpressionMap(Mapping):
+    """Name (or symbol) -> sympy expression, built from a trace's strings on first use.
+
+    Loading a trace with tens of thousands of loop-IR nodes checks every string (nothing in a trace is
+    ever evaluated) but builds sympy objects only for the nodes someone looks at.
+    """
+
+    def __init__(self, texts: dict[str, str], symbol_keys: bool) -> None:
+        for key, value in texts.items():
+            if symbol_keys:
+                check_text(key)
+            check_text(value)
+        self.texts = texts
+        self._symbol_keys = symbol_keys
+        self._built: dict[Any, Any] | None = None
+
+    def _exprs(self) -> dict[Any, Any]:
+        if self._built is None:
+            self._built = {(from_text(k) if self._symbol_keys else k): from_text(v) for k, v in self.texts.items()}
+        return self._built
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._exprs()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._exprs())
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __repr__(self) -> str:
+        return repr(self._exprs())
 
 
 def _convert(node: ast.AST, text: str) -> Any:

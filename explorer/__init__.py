@@ -18,16 +18,16 @@ from compiler import capture as compile
 __version__ = "0.1.0"
 
 
-def _widget(payload: dict[str, Any]) -> Any:
+def _widget(trace: Any) -> Any:
     from widgets import ExplorerWidget
 
-    return ExplorerWidget(payload)
+    return ExplorerWidget(trace)
 
 
-def _write_html(payload: dict[str, Any], path: str | Path) -> Path:
+def _write_html(trace: Any, path: str | Path) -> Path:
     from widgets import write_html
 
-    return Path(write_html(payload, path))
+    return Path(write_html(trace, path))
 
 
 views.register("widget", _widget)
@@ -36,7 +36,7 @@ views.register("html", _write_html)
 
 def show(c: Compilation) -> Any:
     """The explorer widget for ``c`` (display it, or leave it as a cell's last expression)."""
-    return _widget(c.to_json())
+    return _widget(c.trace_view())
 
 
 def to_html(c: Compilation, path: str | Path) -> Path:

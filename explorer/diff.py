@@ -119,7 +119,7 @@ class Diff:
         """The explorer view of ``b`` with this diff shown above it."""
         from widgets import ExplorerWidget
 
-        return ExplorerWidget(self._b.to_json(), diff=self.to_json())
+        return ExplorerWidget(self._b.trace_view(), diff=self.to_json())
 
     def __repr__(self) -> str:
         return f"Diff({self.a} -> {self.b}: {self.summary})"

@@ -29,7 +29,7 @@ class SessionView:
         self.last_from_cache = False
         self._requesting = False  # a toggle change of this view is compiling (its entry is shown by _switch)
         empty = {"schema": SCHEMA, "version": VERSION, "meta": {}, "graphs": []}
-        self.widget = ExplorerWidget(entry.compilation.to_json() if entry else empty)
+        self.widget = ExplorerWidget(entry.compilation.trace_view() if entry else empty)
         self.widget.on_action(self.handle)
         self._refresh_bar()
         self.follow = follow
@@ -75,7 +75,7 @@ class SessionView:
         previous, self.entry = self.entry, new
         d = diff(previous.compilation, new.compilation) if previous is not None and previous is not new else None
         with self.widget.hold_trait_notifications():
-            self.widget.show_payload(new.compilation.to_json())
+            self.widget.show_payload(new.compilation.trace_view())
             self.widget.diff = d.to_json() if d is not None else {}
             source = "from the session cache" if cached else f"recompiled in {new.seconds:.2f} s"
             self.last_seconds = time.perf_counter() - started

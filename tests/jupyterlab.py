@@ -132,3 +132,11 @@ def wait_idle(page, timeout_ms: int = 120_000) -> None:
 
 def cell_output(page, index: int) -> str:
     return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").inner_text()
+
+
+def settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until every explorer view on the page has no part loading and no selection being drawn."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.ie-root')].every((e) => e.dataset.pending === '0')",
+        timeout=timeout_ms,
+    )

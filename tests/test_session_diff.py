@@ -31,7 +31,7 @@ def toggled():
     session.compile(workloads.bf16_roundtrip, torch.randn(64, 128))
     view = session.view(0)
     on = view.set_toggle(EMULATE, True)
-    on_state = (view.last_from_cache, dict(view.widget.status), dict(view.widget.diff), view.widget.payload["meta"])
+    on_state = (view.last_from_cache, dict(view.widget.status), dict(view.widget.diff), view.widget.summary["meta"])
     back = view.set_toggle(EMULATE, False)
     return session, view, on, on_state, back
 
@@ -43,7 +43,7 @@ def test_switching_back_is_served_from_the_session(toggled):
     assert back is session[0] and len(session) == 2          # nothing new was compiled
     assert view.last_from_cache and view.last_seconds < 0.2
     assert view.widget.status["state"] == "idle" and "from the session cache" in view.widget.status["message"]
-    assert view.widget.payload["meta"]["toggles"] == {}
+    assert view.widget.summary["meta"]["toggles"] == {}
     values = {t["name"]: t["value"] for t in view.widget.toggles}
     assert values[EMULATE] is False and values["loop_ordering_after_fusion"] is True
     assert [h["index"] for h in view.widget.history] == [0, 1] and view.widget.current == 0
@@ -66,10 +66,10 @@ def test_cache_key_normalizes_defaults(toggled):
 
 def test_a_failing_recompile_keeps_the_last_good_view(toggled):
     session, view, *_ = toggled
-    shown, count = view.widget.payload, len(session)
+    shown, count = view.widget.revision, len(session)
     view.set_toggle("deterministic", "yes")          # refused before compiling
     assert view.widget.status["state"] == "error" and "takes a bool" in view.widget.status["message"]
-    assert view.widget.payload is shown and len(session) == count
+    assert view.widget.revision == shown and len(session) == count
 
     def broken(config):
         raise CompileError("codegen", "SomethingError: no kernel for you", None)
@@ -82,7 +82,7 @@ def test_a_failing_recompile_keeps_the_last_good_view(toggled):
         entry.recompile = real
     assert view.widget.status["state"] == "error"
     assert "failed during codegen" in view.widget.status["message"]
-    assert view.widget.payload is shown and view.entry is entry and len(session) == count
+    assert view.widget.revision == shown and view.entry is entry and len(session) == count
 
 
 def test_diff_pairs_the_bf16_kernel_and_shows_the_casts(toggled):
@@ -108,7 +108,7 @@ def test_diff_pairs_the_bf16_kernel_and_shows_the_casts(toggled):
     data = json.loads(json.dumps(d.to_json()))
     assert data["graphs"][0]["kernels"][0]["status"] == "changed"
     widget = d.widget()
-    assert widget.diff["summary"] == d.summary and widget.payload["meta"]["toggles"] == {EMULATE: True}
+    assert widget.diff["summary"] == d.summary and widget.summary["meta"]["toggles"] == {EMULATE: True}
 
 
 def test_diff_of_a_compilation_with_itself_and_of_loaded_ones(toggled):

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell
+from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell, settle
 from tests.test_widgets_static_browser import expected_kernel_lines
 
 pytestmark = pytest.mark.browser
@@ -76,7 +76,9 @@ def test_widget_renders_and_links_in_jupyterlab(page, tmp_path):
     run_cell(page, 0)
     widget = page.locator(".jp-OutputArea .ie-root")
     widget.locator("g.ie-node").first.wait_for(timeout=60_000)
+    settle(page)
     widget.locator('g.ie-node[data-name="add"]').click()
+    settle(page)
     lit = widget.locator(".ie-side .ie-kline.ie-lit").evaluate_all("els => els.map(e => [e.dataset.kernel, Number(e.dataset.line)])")
     assert sorted(lit) == [[FUSED, 20], [FUSED, 29], [FUSED, 40]]
     page.screenshot(path=str(tmp_path / "lab-fx-selected.png"))
@@ -88,14 +90,18 @@ def test_widget_renders_and_links_in_jupyterlab(page, tmp_path):
 
     # Click a kernel line: its FX node lights up.
     widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
+    settle(page)
     widget.locator('.ie-kdetail .ie-src-line[data-line="31"]').click()
+    settle(page)
     widget.locator('.ie-stage-btn[data-stage="fx"]').click()
+    settle(page)
     assert widget.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)") == ["softmax"]
 
     # Python drives the view: stage and selection set from the kernel.
     run_cell(page, 2)
     page.wait_for_function("() => document.querySelector('.ie-stage-btn[data-stage=\"kernels\"]').getAttribute('aria-selected') === 'true'", timeout=30_000)
     page.wait_for_function("() => document.querySelector('.ie-kdetail .ie-src-line[data-line=\"44\"]')?.classList.contains('ie-selected')", timeout=30_000)
+    settle(page)
     assert widget.locator(".ie-side [data-section=post_grad] .ie-chip").all_inner_texts() == ["div"]
     page.screenshot(path=str(tmp_path / "lab-python-driven.png"))
     assert page.outside_requests == []
@@ -110,10 +116,12 @@ def test_compiling_in_the_notebook_shows_linked_views(lab, page, tmp_path):
         run_cell(page, 0)
         widget = page.locator(".jp-OutputArea .ie-root")
         widget.locator('g.ie-node[data-name="y"]').wait_for(timeout=180_000)
+        settle(page)
         trace = json.loads((notebooks / "live.json").read_text())
         expected = expected_kernel_lines(trace["graphs"][0], "y")
         assert expected and all(expected.values())
         widget.locator('g.ie-node[data-name="y"]').click()
+        settle(page)
         lit = widget.locator(".ie-side .ie-kline.ie-lit").evaluate_all(
             "els => els.map(e => [e.dataset.kernel, Number(e.dataset.line)])")
         assert {(k, line) for k, line in lit} == {(k, n) for k, lines in expected.items() for n in lines}
@@ -121,8 +129,11 @@ def test_compiling_in_the_notebook_shows_linked_views(lab, page, tmp_path):
         # and back: a kernel line that computes the relu lights the FX node y
         kernel, lines = next(iter(expected.items()))
         widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
+        settle(page)
         widget.locator(f'.ie-kdetail .ie-src-line[data-line="{min(lines)}"]').click()
+        settle(page)
         widget.locator('.ie-stage-btn[data-stage="fx"]').click()
+        settle(page)
         assert "y" in widget.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)")
         assert page.outside_requests == []
     finally:

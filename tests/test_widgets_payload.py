@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
 import html.parser
 import json
 import subprocess
@@ -31,52 +33,73 @@ def test_widgets_never_import_torch():
     assert result.returncode == 0, result.stderr or "widgets imported torch"
 
 
-def test_payload_keeps_what_views_read_and_drops_the_rest(sample):
-    payload = widgets.payload_for(sample)
-    g0 = payload["graphs"][0]
-    node = next(n for n in g0["fx"]["nodes"] if n["name"] == "matmul")
+def test_parts_keep_what_views_read_and_drop_the_rest(sample):
+    parts = widgets.TraceParts(sample)
+    fx = parts.get("g0/fx")
+    node = next(n for n in fx["nodes"] if n["name"] == "matmul")
     assert node["post_grad"] == ["mm"] and node["kernels"] == ["extern_kernels.mm"]
     assert "users" not in node and "stack" not in node
-    assert g0["kernels"][1]["line_nodes"] == sample["graphs"][0]["kernels"][1]["line_nodes"]
-    assert payload["sources"] == sample["sources"]
-    assert [g["kind"] for g in payload["graphs"]] == ["forward", "backward"]
-    # A payload is a trace: building one again gives the same dict, and the input is untouched.
-    assert widgets.payload_for(payload) == payload
-    assert "users" in sample["graphs"][0]["fx"]["nodes"][0]
+    kernels = parts.get("g0/kernels")
+    assert kernels[1]["line_nodes"] == sample["graphs"][0]["kernels"][1]["line_nodes"]
+    assert "source" not in kernels[1]  # heavy fields come with the kernel's own part
+    assert parts.get(f"g0/kernel/{kernels[1]['id']}") == {"source": sample["graphs"][0]["kernels"][1]["source"]}
+    assert parts.get("sources") == sample["sources"]
+    assert "body" not in parts.get("g0/loop_ir")[0]
+    assert parts.get("g0/loop_ir_bodies")[sample["graphs"][0]["loop_ir"][0]["name"]] == sample["graphs"][0]["loop_ir"][0]["body"]
+    assert set(parts.keys()) >= {"sources", "g0/fx", "g1/autotune", f"g0/kernel/{kernels[1]['id']}"}
+    assert all(json.loads(parts.encoded(key)) == parts.get(key) for key in parts.keys())
+    assert "users" in sample["graphs"][0]["fx"]["nodes"][0]  # the trace itself is untouched
 
 
-def test_payload_ignores_unknown_keys_and_tolerates_missing_parts():
+def test_summary_is_small_and_counts_every_stage(sample):
+    summary = widgets.TraceParts(sample).summary()
+    assert [g["kind"] for g in summary["graphs"]] == ["forward", "backward"]
+    g0, raw = summary["graphs"][0], sample["graphs"][0]
+    assert g0["counts"]["fx"] == len(raw["fx"]["nodes"]) and g0["counts"]["kernels"] == len(raw["kernels"])
+    assert g0["counts"]["externs"] == sum(k["language"] == "extern" for k in raw["kernels"])
+    assert summary["meta"] == sample["meta"] and summary["parts"] == ["sources"]
+    assert len(json.dumps(summary)) < len(json.dumps(sample)) / 5
+
+
+def test_parts_of_unknown_keys_and_missing_parts():
     trace = {"schema": "inductor-explorer/trace", "version": 1, "future_field": 1,
-             "graphs": [{"id": "g0", "kind": "inference", "dynamo_graph": 0, "novel": True}]}
-    payload = widgets.payload_for(trace)
-    assert "future_field" not in payload and "novel" not in payload["graphs"][0]
-    assert payload["graphs"][0]["fx"] == {"code": "", "nodes": []}
-    assert payload["meta"] == {} and payload["sources"] == {}
+             "graphs": [{"id": "g0", "kind": "inference", "dynamo_graph": 0, "novel": {"x": 1}}]}
+    parts = widgets.TraceParts(trace)
+    summary = parts.summary()
+    assert summary["parts"] == ["future_field"] and summary["graphs"][0]["parts"] == ["novel"]
+    assert parts.get("future_field") == 1 and parts.get("g0/novel") == {"x": 1}
+    assert parts.get("g0/fx") == {"code": "", "nodes": []} and summary["meta"] == {}
+    with pytest.raises(widgets.parts.PartError, match="no part 'g0/nothing'"):
+        parts.get("g0/nothing")
+    with pytest.raises(widgets.parts.PartError, match="no kernel 'k9'"):
+        parts.get("g0/kernel/k9")
 
 
-def test_payload_refuses_newer_versions_and_non_traces(sample):
+def test_parts_refuse_newer_versions_and_non_traces(sample):
     newer = dict(sample, version=widgets.SCHEMA_VERSION + 1)
     with pytest.raises(TraceError, match=f"version {widgets.SCHEMA_VERSION + 1} is newer than this viewer reads"):
-        widgets.payload_for(newer)
+        widgets.TraceParts(newer)
     with pytest.raises(TraceError, match="schema"):
-        widgets.payload_for(dict(sample, schema="something/else"))
+        widgets.TraceParts(dict(sample, schema="something/else"))
     with pytest.raises(TraceError, match="not list"):
-        widgets.payload_for([1, 2])
+        widgets.TraceParts([1, 2])
 
 
-def test_payload_accepts_objects_with_to_json(sample):
+def test_parts_accept_objects_with_to_json(sample):
     class FakeCompilation:
         def to_json(self):
             return sample
 
-    assert widgets.payload_for(FakeCompilation()) == widgets.payload_for(sample)
+    assert widgets.TraceParts(FakeCompilation()).summary() == widgets.TraceParts(sample).summary()
 
 
-def test_payload_for_2000_node_graph_is_fast():
-    trace = synthetic_trace()
-    assert len(trace["graphs"][0]["fx"]["nodes"]) >= 2000
-    best = min(_timed(widgets.payload_for, trace) for _ in range(3))
-    assert best < 0.5, f"payload_for took {best:.3f} s"
+def test_summary_of_a_20000_node_graph_is_fast_and_small():
+    trace = synthetic_trace(530)
+    assert len(trace["graphs"][0]["post_grad"]["nodes"]) >= 20000
+    parts = widgets.TraceParts(trace)
+    best = min(_timed(parts.summary) for _ in range(3))
+    assert best < 0.05, f"the summary took {best:.3f} s"
+    assert len(json.dumps(parts.summary())) < 10_000
 
 
 def _timed(fn, *args):
@@ -108,13 +131,25 @@ def test_widget_state_is_small_and_validated(sample):
         widgets.ExplorerWidget(sample, graph="g7")
 
 
-def test_widget_syncs_state_traits_and_sends_payload_once(sample):
+def test_widget_syncs_a_summary_and_serves_parts_on_request(sample):
     w = widgets.ExplorerWidget(sample)
     synced = set(w.keys)
-    assert {"payload", "graph", "stage", "selection", "_esm", "_css"} <= synced
-    state = w.get_state()
-    assert state["payload"]["graphs"][0]["id"] == "g0"
+    assert {"summary", "revision", "graph", "stage", "selection", "_esm", "_css"} <= synced
+    assert "payload" not in synced
+    assert w.get_state()["summary"]["graphs"][0]["id"] == "g0"
     assert widgets.widget.BUNDLE_JS.read_text() == w._esm
+    sent = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers))
+    w._on_message(w, {"type": "part", "key": "g0/fx", "id": 3, "revision": 0}, [])
+    (reply, buffers), = sent
+    assert reply == {"type": "part", "key": "g0/fx", "id": 3, "revision": 0}
+    assert json.loads(bytes(buffers[0])) == widgets.TraceParts(sample).get("g0/fx")
+    w._on_message(w, {"type": "part", "key": "g9/fx", "id": 4, "revision": 0}, [])
+    assert "no part 'g9/fx'" in sent[-1][0]["error"] and sent[-1][1] is None
+    w.show_payload(sample)
+    assert w.revision == 1
+    w._on_message(w, {"type": "part", "key": "g0/fx", "id": 5, "revision": 0}, [])
+    assert sent[-1][0]["error"] == "the widget shows another compilation now"
 
 
 def _script_blocks(document: str) -> list[tuple[dict, str]]:
@@ -176,13 +211,16 @@ def test_html_export_embeds_payload_inertly(sample, tmp_path):
     document = widgets.render_html(evil)
     blocks = _script_blocks(document)
     # Exactly the JSON block and the bundle: markup in the trace opened no element of its own.
-    assert [a.get("type") for a, _ in blocks] == ["application/json", "module"]
-    embedded = blocks[0][1]
-    assert "<" not in embedded and ">" not in embedded and "&" not in embedded
-    assert json.loads(embedded) == widgets.payload_for(evil)
+    assert [a.get("type") for a, _ in blocks] == ["application/json", "application/json", "module"]
+    summary, parts = blocks[0][1], blocks[1][1]
+    for embedded in (summary, parts):
+        assert "<" not in embedded and ">" not in embedded and "&" not in embedded
+    assert json.loads(summary) == widgets.TraceParts(evil).summary()
+    decoded = {k: json.loads(gzip.decompress(base64.b64decode(v))) for k, v in json.loads(parts).items()}
+    assert decoded == {k: widgets.TraceParts(evil).get(k) for k in widgets.TraceParts(evil).keys()}
     assert "</script><script>window.__pwned=5" not in document.split("<title>", 1)[1].split("</title>", 1)[0]
-    assert document.count("<script") == 2
-    assert "</script" not in blocks[1][1]
+    assert document.count("<script") == 3
+    assert "</script" not in blocks[2][1]
     path = widgets.write_html(evil, tmp_path / "sub" / "x.html")
     assert path.read_text() == document
 

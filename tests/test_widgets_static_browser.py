@@ -49,8 +49,19 @@ def open_export(browser, trace, tmp_path, name="export.html", color_scheme="ligh
     page.on("request", lambda r: errors.append(f"network request {r.url}") if not r.url.startswith(("file:", "data:", "blob:")) else None)
     page.goto(path.as_uri())
     page.wait_for_selector(".ie-root g.ie-node", timeout=15_000)
+    settle(page)
     page.errors = errors
     return page
+
+
+def settle(page):
+    """Wait until the view has no part loading and no selection being drawn."""
+    page.wait_for_selector('.ie-root[data-pending="0"]', timeout=15_000)
+
+
+def click(page, selector):
+    page.click(selector)
+    settle(page)
 
 
 def lit_kernel_lines(page, scope=".ie-side .ie-kline"):
@@ -80,7 +91,7 @@ def expected_kernel_lines(graph: dict, fx_name: str) -> dict[str, set[int]]:
 
 def test_fx_node_click_lights_its_kernel_lines_everywhere(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
-    page.click('g.ie-node[data-name="add"]')
+    click(page, 'g.ie-node[data-name="add"]')
     assert page.get_attribute('g.ie-node[data-name="add"]', "class").split().count("ie-selected") == 1
     expected = expected_kernel_lines(sample["graphs"][0], "add")
     assert expected == {FUSED: {20, 29, 40}}
@@ -91,7 +102,7 @@ def test_fx_node_click_lights_its_kernel_lines_everywhere(browser, sample, tmp_p
     assert side.locator(".ie-user-line.ie-lit").evaluate_all("els => els.map(e => e.dataset.line)") == ["26"]
     page.screenshot(path=str(tmp_path / "fx-selected.png"))
     # The kernels stage shows the same lines lit in the full source.
-    page.click('.ie-stage-btn[data-stage="kernels"]')
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
     in_source = page.locator(".ie-kdetail .ie-src-line.ie-lit").evaluate_all("els => els.map(e => Number(e.dataset.line))")
     assert set(in_source) == expected[FUSED]
     assert page.locator('.ie-kitem.ie-lit[data-id="%s"]' % FUSED).count() == 1
@@ -101,18 +112,18 @@ def test_fx_node_click_lights_its_kernel_lines_everywhere(browser, sample, tmp_p
 
 def test_kernel_line_click_lights_fx_nodes_and_user_source(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
-    page.click('.ie-stage-btn[data-stage="kernels"]')
-    page.click(f'.ie-kitem[data-id="{FUSED}"]')
-    page.click('.ie-kdetail .ie-src-line[data-line="31"]')  # tmp4 = tmp3 - tmp_acc0: post-grad `sub`
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, f'.ie-kitem[data-id="{FUSED}"]')
+    click(page, '.ie-kdetail .ie-src-line[data-line="31"]')  # tmp4 = tmp3 - tmp_acc0: post-grad `sub`
     assert page.get_attribute('.ie-kdetail .ie-src-line[data-line="31"]', "class").split().count("ie-selected") == 1
     side = page.locator(".ie-side")
     assert side.locator('.ie-chip[data-kind="post_grad"]').all_inner_texts() == ["sub"]
     assert side.locator('.ie-chip[data-kind="fx"]').all_inner_texts() == ["softmax"]
     assert side.locator(".ie-user-line.ie-lit").evaluate_all("els => els.map(e => e.dataset.line)") == ["27"]
-    page.click('.ie-stage-btn[data-stage="fx"]')
+    click(page, '.ie-stage-btn[data-stage="fx"]')
     lit = page.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)")
     assert lit == ["softmax"]
-    page.click('.ie-stage-btn[data-stage="post_grad"]')
+    click(page, '.ie-stage-btn[data-stage="post_grad"]')
     assert page.locator("g.ie-node.ie-lit").evaluate_all("els => els.map(e => e.dataset.name)") == ["sub"]
     page.screenshot(path=str(tmp_path / "kernel-line-selected.png"))
     assert page.errors == []
@@ -120,18 +131,18 @@ def test_kernel_line_click_lights_fx_nodes_and_user_source(browser, sample, tmp_
 
 def test_fused_group_and_wrapper_line_link_to_kernels(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
-    page.click('.ie-stage-btn[data-stage="fused"]')
-    page.click('tr.ie-fused[data-name="op1_op2_op3_op4"] .ie-name')
+    click(page, '.ie-stage-btn[data-stage="fused"]')
+    click(page, '.ie-fused[data-name="op1_op2_op3_op4"] .ie-name')
     assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == [FUSED]
     all_lines = {int(n) for n in sample["graphs"][0]["kernels"][1]["line_nodes"]}
     assert {line for _, line in lit_kernel_lines(page)} == all_lines
     assert sorted(page.locator(".ie-side .ie-chip[data-kind='fx']").all_inner_texts()) == ["add", "relu", "softmax", "sum_1"]
-    page.click('.ie-stage-btn[data-stage="wrapper"]')
+    click(page, '.ie-stage-btn[data-stage="wrapper"]')
     wrapper_lines = sample["graphs"][0]["kernels"][1]["wrapper_lines"]
     lit = page.locator('[data-stage="wrapper"] .ie-src-line.ie-lit').evaluate_all("els => els.map(e => Number(e.dataset.line))")
     assert lit == wrapper_lines
     mm_line = sample["graphs"][0]["kernels"][0]["wrapper_lines"][0]
-    page.click(f'[data-stage="wrapper"] .ie-src-line[data-line="{mm_line}"]')
+    click(page, f'[data-stage="wrapper"] .ie-src-line[data-line="{mm_line}"]')
     assert page.locator(".ie-side .ie-chip[data-kind='fx']").all_inner_texts() == ["matmul"]
     assert page.locator(".ie-side .ie-selection-label").inner_text() == f"wrapper line {mm_line}"
     assert page.errors == []
@@ -140,22 +151,23 @@ def test_fused_group_and_wrapper_line_link_to_kernels(browser, sample, tmp_path)
 def test_stages_graph_picker_and_sorted_autotune(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
     for stage in ["fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune"]:
-        page.click(f'.ie-stage-btn[data-stage="{stage}"]')
+        click(page, f'.ie-stage-btn[data-stage="{stage}"]')
         assert page.get_attribute(f'.ie-stage-btn[data-stage="{stage}"]', "aria-selected") == "true"
         assert page.locator(f'.ie-main > [data-stage="{stage}"]').is_visible()
     assert "No autotuning" in page.locator('.ie-main [data-stage="autotune"]').inner_text()
     page.select_option(".ie-graph-picker", label="g1 · backward · Dynamo graph 0")
+    settle(page)
     rows = page.locator(".ie-autotune tbody tr")
     assert rows.count() == 6
     assert page.locator(".ie-autotune tr.ie-chosen").count() == 2
-    page.click(".ie-autotune th.ie-sortable")
+    click(page, ".ie-autotune th.ie-sortable")
     times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
     assert times == sorted(times)
-    page.click(".ie-autotune th.ie-sortable")
+    click(page, ".ie-autotune th.ie-sortable")
     times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
     assert times == sorted(times, reverse=True)
     assert page.get_attribute(".ie-autotune th.ie-sortable", "aria-sort") == "descending"
-    page.click(f'.ie-autotune tr[data-kernel="{TRITON}"] .ie-chip >> nth=0')
+    click(page, f'.ie-autotune tr[data-kernel="{TRITON}"] .ie-chip >> nth=0')
     assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
     assert page.locator(".ie-kdetail .ie-src-line.ie-lit").count() == len(sample["graphs"][1]["kernels"][0]["line_nodes"])
     page.screenshot(path=str(tmp_path / "autotune-to-triton.png"))
@@ -171,6 +183,7 @@ def test_summary_strip_and_search(browser, sample, tmp_path):
     assert summary.locator(".ie-sum-time strong").inner_text() == "3.21 s"
     assert summary.locator(".ie-sum-toggles .ie-badge").all_inner_texts() == ["deterministic=true", "max_autotune=true"]
     page.fill(".ie-search", "soft")
+    settle(page)
     assert page.locator(".ie-search-info").inner_text() == "1 match"
     assert page.locator("g.ie-node.ie-match").evaluate_all("els => els.map(e => e.dataset.name)") == ["softmax"]
 
@@ -180,12 +193,16 @@ def test_markup_in_a_trace_stays_text(browser, sample, tmp_path):
     page = open_export(browser, evil, tmp_path, "evil.html")
     kernel = '<img src=x onerror="window.__pwned=1">cpp_fused_0'
     page.locator("g.ie-node", has_text="relu<script>").first.click()
+    settle(page)
     for stage in ["post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune", "fx"]:
-        page.click(f'.ie-stage-btn[data-stage="{stage}"]')
-    page.click('.ie-stage-btn[data-stage="kernels"]')
+        click(page, f'.ie-stage-btn[data-stage="{stage}"]')
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
     page.locator(".ie-kitem", has_text="cpp_fused_0").click()
+    settle(page)
     page.locator(".ie-kdetail .ie-src-line.ie-has-prov").first.click()
+    settle(page)
     page.locator(".ie-side .ie-user-line").first.click()
+    settle(page)
     page.wait_for_timeout(300)  # give any injected handler (onerror, onload) the chance to run
     assert page.evaluate("window.__pwned") is None
     assert page.evaluate("document.querySelectorAll('.ie-root img, .ie-root script, .ie-root b').length") == 0
@@ -206,9 +223,9 @@ def test_provenance_matches_the_trace_for_every_fx_node(browser, tmp_path):
         page = open_export(browser, trace, tmp_path, f"trace{i}.html")
         for g_index, graph in enumerate(trace["graphs"]):
             got = page.evaluate(
-                """(g) => { const app = window.inductorExplorer; const out = {};
-                    for (const n of app.graphs[g].fxNodes) {
-                      const links = app.graphs[g].linked({kind: 'fx', id: n.name});
+                """async (g) => { const index = await window.inductorExplorer.graphs[g].ensureIndex(); const out = {};
+                    for (const n of index.fxNodes) {
+                      const links = index.linked({kind: 'fx', id: n.name});
                       out[n.name] = Object.fromEntries([...links.kernelLines].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]));
                     }
                     return out; }""",
@@ -248,7 +265,21 @@ def test_large_graph_draws_only_what_is_in_view(browser, tmp_path):
     drawn = page.locator("g.ie-node").count()
     assert 0 < drawn < 300
     assert float(root.get_attribute("data-mount-ms")) < 2000
+    # Big graphs start by module: closed modules are boxes with a count, and a click opens one.
+    assert "drawn (modules closed)" in page.locator(".ie-graph-info").inner_text()
+    click(page, '.ie-graph-toolbar button[title="fit the whole graph"]')
+    boxes = page.locator("g.ie-node.ie-op-module")
+    assert boxes.count() > 0
+    box = boxes.first.get_attribute("data-name")
+    path = box.removeprefix("module:")
+    target = page.locator(f'g.ie-node[data-name="{box}"]')
+    target.dispatch_event("pointerdown", {"button": 0, "pointerId": 1, "bubbles": True})
+    target.dispatch_event("pointerup", {"button": 0, "pointerId": 1, "bubbles": True})
+    settle(page)
+    assert page.locator(f'g.ie-node[data-name="{box}"]').count() == 0
+    members = [n["name"] for n in trace["graphs"][0]["fx"]["nodes"] if (n.get("module") or "").startswith(path)]
+    page.locator(f'g.ie-node[data-name="{members[0]}"]').wait_for()
     page.fill(".ie-search", "l45_fc2")
     assert page.locator('g.ie-node.ie-match[data-name="l45_fc2"]').count() == 1
-    page.click('g.ie-node[data-name="l45_fc2"]')
+    click(page, 'g.ie-node[data-name="l45_fc2"]')
     assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == ["extern_kernels.mm:727"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .html import embed_json, render_html, write_html
-from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError, payload_for
+from .parts import TraceParts
+from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError
 
 if TYPE_CHECKING:
     from .widget import ExplorerWidget
@@ -21,8 +22,8 @@ __all__ = [
     "SELECTION_KINDS",
     "STAGES",
     "TraceError",
+    "TraceParts",
     "embed_json",
-    "payload_for",
     "render_html",
     "write_html",
 ]

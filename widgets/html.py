@@ -1,23 +1,27 @@
 """The static HTML export: one self-contained file, no kernel, no network.
 
-The bundle and its CSS are inlined; the payload rides in a
-<script type="application/json"> element. JSON cannot execute, but the HTML
-parser still ends that element at the first "</script", so every "<", ">"
-and "&" in the JSON is written as a \\u escape: the text then holds no markup
-at all, and JSON.parse gives back the exact strings.
+The bundle and its CSS are inlined. The trace rides in two <script type="application/json"> elements:
+the summary the first view needs, and every other part (widgets/parts.py) gzip-compressed and
+base64-encoded, decoded in the browser only when a view opens it (the same lazy path as the live
+widget). JSON cannot execute, but the HTML parser still ends that element at the first "</script", so
+every "<", ">" and "&" in the JSON is written as a \\u escape: the text then holds no markup at all,
+and JSON.parse gives back the exact strings.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from pathlib import Path
 from typing import Any
 
 from ._bundle import bundle_css, bundle_js
-from .payload import payload_for
+from .parts import TraceParts
 
 _PAYLOAD_ID = "inductor-explorer-payload"
+_PARTS_ID = "inductor-explorer-parts"
 
 
 def embed_json(data: Any) -> str:
@@ -41,11 +45,18 @@ def _inline_style(css: str) -> str:
     return css.replace("</style", "<\\/style")
 
 
+def compressed_parts(parts: TraceParts) -> dict[str, str]:
+    """Part key -> base64 of the gzip-compressed JSON of the part."""
+    return {key: base64.b64encode(gzip.compress(parts.encoded(key), compresslevel=6, mtime=0)).decode("ascii")
+            for key in parts.keys()}
+
+
 def render_html(payload: Any, title: str | None = None) -> str:
-    """One HTML document showing the explorer for `payload` (a trace, payload or Compilation)."""
-    data = payload_for(payload)
+    """One HTML document showing the explorer for `payload` (a trace dict or a Compilation)."""
+    parts = TraceParts(payload)
+    summary = parts.summary()
     if title is None:
-        title = f"{data.get('meta', {}).get('function') or 'compilation'} · inductor-explorer"
+        title = f"{summary.get('meta', {}).get('function') or 'compilation'} · inductor-explorer"
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -59,8 +70,9 @@ def render_html(payload: Any, title: str | None = None) -> str:
             "@media (prefers-color-scheme: dark){html,body{background:#0d1117}}</style>",
             "</head>",
             "<body>",
-            f'<div id="inductor-explorer" data-inductor-explorer="{_PAYLOAD_ID}"></div>',
-            f'<script type="application/json" id="{_PAYLOAD_ID}">{embed_json(data)}</script>',
+            f'<div id="inductor-explorer" data-inductor-explorer="{_PAYLOAD_ID}" data-parts="{_PARTS_ID}"></div>',
+            f'<script type="application/json" id="{_PAYLOAD_ID}">{embed_json(summary)}</script>',
+            f'<script type="application/json" id="{_PARTS_ID}">{embed_json(compressed_parts(parts))}</script>',
             f'<script type="module">{_inline_script(bundle_js())}</script>',
             "</body>",
             "</html>",

@@ -1,15 +1,18 @@
 """ExplorerWidget: the explorer view as an anywidget.
 
-The trace goes to the browser once, in the `payload` trait. The state a notebook
-may read or drive stays small and synced both ways: which graph, which stage,
+Only a summary of the trace is a synced trait (header, graph list, stage counts: a few kB for any
+size of model). The browser asks for everything else when a view needs it (``{"type": "part", "key",
+"id"}``) and gets it back as one binary buffer of UTF-8 JSON: no nested trait to diff, copy and
+re-serialize, and a stage nobody opens is never sent (see parts.py).
+
+The state a notebook may read or drive stays small and synced both ways: which graph, which stage,
 and the selection ({"kind": ..., "id": ..., "line": ...}).
 
-A session (explorer.Session) drives more of it: the toggle panel (`toggles`),
-the history picker (`history`, `current`), a status line (`status`: busy
-while recompiling, or the error of a failed recompile) and the diff against
-the previous compilation (`diff`). The browser asks for changes with custom
-messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"})
-that `on_action` hands to Python; the widget itself never compiles.
+A session (explorer.Session) drives more of it: the toggle panel (`toggles`), the history picker
+(`history`, `current`), a status line (`status`: busy while recompiling, or the error of a failed
+recompile) and the diff against the previous compilation (`diff`). The browser asks for changes with
+custom messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"}) that `on_action`
+hands to Python; the widget itself never compiles.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ import traitlets
 
 from ._bundle import BUNDLE_CSS, BUNDLE_JS
 from .html import write_html
-from .payload import SELECTION_KINDS, STAGES, graph_ids, payload_for
+from .parts import PartError, TraceParts
+from .payload import SELECTION_KINDS, STAGES
 
 
 class ExplorerWidget(anywidget.AnyWidget):
     """Linked views of every stage of one compilation.
 
-    >>> w = ExplorerWidget(trace)            # trace dict, payload, or Compilation
+    >>> w = ExplorerWidget(trace)            # trace dict, or a Compilation
     >>> w.stage = "kernels"                   # switch the stage shown
     >>> w.select("fx", "matmul")              # what a click on that FX node does
     >>> w.selection
@@ -38,7 +42,8 @@ class ExplorerWidget(anywidget.AnyWidget):
     _esm = BUNDLE_JS
     _css = BUNDLE_CSS
 
-    payload = traitlets.Dict().tag(sync=True)
+    summary = traitlets.Dict().tag(sync=True)  # parts.TraceParts.summary(): what the first view needs
+    revision = traitlets.Int(0).tag(sync=True)  # bumped when another trace is shown: parts are fetched anew
     graph = traitlets.Unicode("").tag(sync=True)
     stage = traitlets.Enum(STAGES, default_value="fx").tag(sync=True)
     selection = traitlets.Dict().tag(sync=True)
@@ -49,15 +54,26 @@ class ExplorerWidget(anywidget.AnyWidget):
     diff = traitlets.Dict().tag(sync=True)  # explorer.Diff.to_json() against the previous compilation
 
     def __init__(self, payload: Any, *, graph: str | None = None, stage: str = "fx", **kwargs: Any) -> None:
-        data = payload_for(payload)
-        ids = graph_ids(data)
+        self._parts = TraceParts(payload)
+        summary = self._parts.summary()
+        ids = [g["id"] for g in summary["graphs"]]
         if graph is not None and graph not in ids:
             raise ValueError(f"No graph {graph!r} in this trace; graphs are {ids}")
-        super().__init__(payload=data, graph=graph or (ids[0] if ids else ""), stage=stage, **kwargs)
+        self._actions: list[Any] = []
+        super().__init__(summary=summary, graph=graph or (ids[0] if ids else ""), stage=stage, **kwargs)
+        self.on_msg(self._on_message)
+
+    @property
+    def trace(self) -> Any:
+        """The trace shown (a dict, or a mapping that serializes graphs as they are read)."""
+        return self._parts.trace
+
+    def _graph_ids(self) -> list[str]:
+        return [g["id"] for g in self.summary.get("graphs", [])]
 
     @traitlets.validate("graph")
     def _check_graph(self, proposal: Any) -> str:
-        ids = graph_ids(self.payload)
+        ids = self._graph_ids()
         if ids and proposal["value"] not in ids:
             raise traitlets.TraitError(f"No graph {proposal['value']!r} in this trace; graphs are {ids}")
         return proposal["value"]
@@ -69,24 +85,46 @@ class ExplorerWidget(anywidget.AnyWidget):
             raise traitlets.TraitError(f"Selection kind must be one of {', '.join(SELECTION_KINDS)}; got {sel.get('kind')!r}")
         return sel
 
+    # --- the browser's requests ---------------------------------------------------------------
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == "part":
+            self.send_part(str(content.get("key", "")), content.get("id"), content.get("revision"))
+        elif content.get("type") in ("toggle", "select"):
+            for callback in list(self._actions):
+                callback(content)
+
+    def send_part(self, key: str, request: Any = None, revision: Any = None) -> None:
+        """Answer a part request: the part as one buffer of UTF-8 JSON, or an error saying what is missing."""
+        reply: dict[str, Any] = {"type": "part", "key": key, "id": request, "revision": self.revision}
+        if revision is not None and revision != self.revision:
+            reply["error"] = "the widget shows another compilation now"
+            self.send(reply)
+            return
+        try:
+            data = self._parts.encoded(key)
+        except PartError as error:
+            reply["error"] = str(error)
+            self.send(reply)
+            return
+        self.send(reply, buffers=[data])
+
     def show_payload(self, payload: Any) -> None:
         """Replace the compilation shown, keeping the stage; the selection is dropped (ids are per trace)."""
-        data = payload_for(payload)
-        ids = graph_ids(data)
+        self._parts = TraceParts(payload)
+        summary = self._parts.summary()
+        ids = [g["id"] for g in summary["graphs"]]
         graph = self.graph if self.graph in ids else (ids[0] if ids else "")
         with self.hold_trait_notifications():
             self.selection = {}
-            self.payload = data
+            self.summary = summary
             self.graph = graph
+            self.revision += 1
 
     def on_action(self, callback: Any) -> None:
         """Call ``callback(action)`` for each request the browser sends (toggle changes, history picks)."""
-
-        def handle(_widget: Any, content: Any, _buffers: Any) -> None:
-            if isinstance(content, dict) and content.get("type") in ("toggle", "select"):
-                callback(content)
-
-        self.on_msg(handle)
+        self._actions.append(callback)
 
     def select(self, kind: str, id: str, line: int | None = None) -> None:
         """Select an item of the current graph, as a click in the view would.
@@ -106,11 +144,11 @@ class ExplorerWidget(anywidget.AnyWidget):
 
     def to_html(self, path: str | Path) -> Path:
         """Write the same view as one self-contained HTML file."""
-        return write_html(self.payload, path)
+        return write_html(self._parts.trace, path)
 
     def __repr__(self) -> str:
-        meta = self.payload.get("meta", {})
+        meta = self.summary.get("meta", {})
         return (
-            f"ExplorerWidget(function={meta.get('function')!r}, graphs={len(self.payload.get('graphs', []))}, "
+            f"ExplorerWidget(function={meta.get('function')!r}, graphs={len(self.summary.get('graphs', []))}, "
             f"graph={self.graph!r}, stage={self.stage!r}, selection={self.selection or None})"
         )

@@ -33,6 +33,22 @@ def user_frames(node: torch.fx.Node) -> list[tuple[str, int, str]]:
     return frames_of(node.meta.get("stack_trace") or "")
 
 
+_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?")
+_INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
+
+
+def module_path(node: torch.fx.Node) -> str | None:
+    """The dotted path of the innermost nn.Module the node was traced in (``layers.3.attn``; ``""`` for the
+    root module), from Dynamo's ``nn_module_stack``; None when it was traced outside any module."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return None
+    innermost = list(stack.values())[-1]
+    source = innermost[0] if isinstance(innermost, (list, tuple)) and innermost else str(innermost)
+    path = _INDEX.sub(r".\1", _ROOT.sub("", str(source))).strip(".")
+    return ".".join(part for part in path.split(".") if part != "_modules")
+
+
 def origin_names(node: torch.fx.Node) -> list[str]:
     """Names of every ancestor node recorded in ``meta['from_node']`` (nearest first)."""
     names: list[str] = []

@@ -2,60 +2,97 @@
 // and the linked panel. It owns the selection; views only report clicks.
 // State that a notebook may want to read or set (graph, stage, selection) goes
 // out through `onState` and comes in through `setGraph`/`setStage`/`select`.
+//
+// Data arrives in parts (store.js): the summary first, then each stage's part when it is shown.
+// The provenance index of a graph needs its fx, post_grad, loop_ir, fused and kernels parts; it is
+// loaded in the background after the first view is drawn, and a selection made before it is ready
+// is applied when it is. `root.dataset.pending` counts the work in flight (tests wait for "0").
 
 import { h, clear } from "./dom.js";
-import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks, summarize } from "./model.js";
+import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks } from "./model.js";
 import { GraphStage, LoopIrStage, FusedStage, KernelsStage, WrapperStage, AutotuneStage } from "./stages.js";
 import { renderLinks } from "./links.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
+const INDEX_PARTS = ["fx", "post_grad", "loop_ir", "fused", "kernels"];
 
-/** A reason the payload cannot be shown, or null. */
-export function checkPayload(payload) {
-  if (!payload || typeof payload !== "object" || !Array.isArray(payload.graphs)) return "This is not an inductor-explorer trace (no graphs list).";
-  if (typeof payload.version === "number" && payload.version > SCHEMA_VERSION) {
-    return `This trace has schema version ${payload.version}; this viewer reads version ${SCHEMA_VERSION} or older.`;
+/** A reason the summary cannot be shown, or null. */
+export function checkSummary(summary) {
+  if (!summary || typeof summary !== "object" || !Array.isArray(summary.graphs)) return "This is not an inductor-explorer trace (no graphs list).";
+  if (typeof summary.version === "number" && summary.version > SCHEMA_VERSION) {
+    return `This trace has schema version ${summary.version}; this viewer reads version ${SCHEMA_VERSION} or older.`;
   }
-  if (!payload.graphs.length) return "The trace holds no graphs (nothing was compiled).";
+  if (!summary.graphs.length) return "The trace holds no graphs (nothing was compiled).";
   return null;
-}
-
-function stageCount(graph, stage) {
-  const len = (x) => (Array.isArray(x) ? x.length : 0);
-  switch (stage) {
-    case "fx": return len(graph.fx && graph.fx.nodes);
-    case "post_grad": return len(graph.post_grad && graph.post_grad.nodes);
-    case "loop_ir": return len(graph.loop_ir);
-    case "fused": return len(graph.fused);
-    case "kernels": return len(graph.kernels);
-    case "wrapper": return graph.wrapper && graph.wrapper.source ? String(graph.wrapper.source).split("\n").length : 0;
-    case "autotune": return len(graph.autotune);
-    default: return 0;
-  }
 }
 
 function formatValue(v) {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
+/** One graph of the trace: its summary entry, its parts as they arrive, its provenance index. */
+export class GraphData {
+  constructor(head, store) {
+    this.head = head;
+    this.id = String(head.id);
+    this.store = store;
+    this.index = null;
+    this._index = null;
+  }
+
+  get label() {
+    return `${this.id} · ${this.head.kind} · Dynamo graph ${this.head.dynamo_graph}`;
+  }
+
+  part(name) {
+    return this.store.get(`${this.id}/${name}`);
+  }
+
+  /** The provenance index (model.js GraphIndex), once its parts have arrived. */
+  ensureIndex() {
+    if (!this._index) {
+      this._index = Promise.all(INDEX_PARTS.map((p) => this.part(p))).then(([fx, postGrad, loopIr, fused, kernels]) => {
+        const kernelLines = {};
+        for (const k of kernels) for (const line of k.wrapper_lines || []) kernelLines[String(line)] = k.id;
+        this.index = new GraphIndex({
+          ...this.head,
+          fx,
+          post_grad: postGrad,
+          loop_ir: loopIr,
+          fused: fused.fused,
+          not_fused: fused.not_fused,
+          kernels,
+          wrapper: { kernel_lines: kernelLines },
+        });
+        return this.index;
+      });
+    }
+    return this._index;
+  }
+}
+
 export class App {
-  constructor(el, payload, options = {}) {
+  /** @param {HTMLElement} el @param {import("./store.js").Store} store */
+  constructor(el, store, options = {}) {
     const t0 = performance.now();
     this.el = el;
-    this.payload = payload;
+    this.store = store;
+    this.summary = store.summary;
     this.onState = options.onState || (() => {});
-    this.root = h("div", { class: `ie-root${options.standalone ? " ie-standalone" : ""}` });
+    this.root = h("div", { class: `ie-root${options.standalone ? " ie-standalone" : ""}`, "data-pending": "0" });
     clear(el).appendChild(this.root);
-    const problem = checkPayload(payload);
+    const problem = checkSummary(this.summary);
     if (problem) {
       this.root.appendChild(h("div", { class: "ie-error" }, problem));
       return;
     }
-    this.graphs = payload.graphs.map((g) => new GraphIndex(g));
+    this.busy = 0;
+    store.onPending(() => this._pending());
+    this.graphs = this.summary.graphs.map((g) => new GraphData(g, store));
     this.views = new Map();
     const init = options.initial || {};
-    const gi = this.graphs.findIndex((g) => String(g.graph.id) === String(init.graph));
+    const gi = this.graphs.findIndex((g) => g.id === String(init.graph));
     this.graphIdx = gi >= 0 ? gi : 0;
     this.stage = STAGE_IDS.has(init.stage) ? init.stage : "fx";
     this.selection = init.selection && init.selection.kind ? init.selection : null;
@@ -65,32 +102,72 @@ export class App {
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
     this.root.appendChild(h("div", { class: "ie-body" }, this.main, this.side));
-    this._showStage();
-    this._applySelection(true);
-    this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
-    this.root.dataset.readyAt = performance.now().toFixed(1);
-    // Time of the first frame after mounting (benchmarks/render.py reads it).
-    requestAnimationFrame(() => setTimeout(() => (this.root.dataset.paintedAt = performance.now().toFixed(1)), 0));
+    this.ready = this._track(
+      this._showStage().then(() => {
+        this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
+        this.root.dataset.readyAt = performance.now().toFixed(1);
+        // Time of the first frame after the first stage was drawn (benchmarks/render.py reads it).
+        requestAnimationFrame(() => setTimeout(() => (this.root.dataset.paintedAt = performance.now().toFixed(1)), 0));
+        return this._applySelection(true);
+      }),
+    );
+    // The provenance index loads behind the first view, so the first click is answered at once.
+    this.ready.then(() => setTimeout(() => this._track(this.gd.ensureIndex()), 0));
   }
 
-  get gi() {
+  get gd() {
     return this.graphs[this.graphIdx];
   }
 
+  /** Keep `root.dataset.pending` = parts in flight + our own async steps. */
+  _pending() {
+    this.root.dataset.pending = String(this.store.pending + this.busy);
+  }
+
+  _track(promise) {
+    this.busy += 1;
+    this._pending();
+    const done = () => {
+      this.busy -= 1;
+      this._pending();
+    };
+    return promise.then(
+      (value) => {
+        done();
+        return value;
+      },
+      (error) => {
+        done();
+        this._showError(error);
+      },
+    );
+  }
+
+  _showError(error) {
+    this.main.appendChild(h("div", { class: "ie-error" }, `Could not load this view: ${error && error.message ? error.message : error}`));
+  }
+
   _summary() {
-    const s = summarize(this.payload);
-    const meta = s.meta;
+    let kernels = 0;
+    let externs = 0;
+    for (const g of this.summary.graphs) {
+      const counts = g.counts || {};
+      externs += counts.externs || 0;
+      kernels += (counts.kernels || 0) - (counts.externs || 0);
+    }
+    const meta = this.summary.meta || {};
+    const total = meta.timings && typeof meta.timings.total === "number" ? meta.timings.total : null;
     const item = (label, value, cls = "") => h("span", { class: `ie-sum-item ${cls}` }, h("span", { class: "ie-muted" }, label), " ", h("strong", null, value));
-    const toggles = Object.entries(s.toggles);
+    const toggles = Object.entries(meta.toggles || {});
     return h(
       "div",
       { class: "ie-summary", role: "group", "aria-label": "summary" },
       h("strong", { class: "ie-fn" }, String(meta.function ?? "compiled function")),
       item("device", `${meta.device ?? "?"}${meta.device_name ? ` (${meta.device_name})` : ""}`),
-      item("graphs", String(s.graphs), "ie-sum-graphs"),
-      item("kernels", String(s.kernels), "ie-sum-kernels"),
-      item("extern calls", String(s.externs), "ie-sum-externs"),
-      item("compile", s.compileSeconds === null ? "–" : `${s.compileSeconds.toFixed(2)} s`, "ie-sum-time"),
+      item("graphs", String(this.summary.graphs.length), "ie-sum-graphs"),
+      item("kernels", String(kernels), "ie-sum-kernels"),
+      item("extern calls", String(externs), "ie-sum-externs"),
+      item("compile", total === null ? "–" : `${total.toFixed(2)} s`, "ie-sum-time"),
       h(
         "span",
         { class: "ie-sum-item ie-sum-toggles" },
@@ -109,7 +186,7 @@ export class App {
       this.graphs.map((g, i) => h("option", { value: String(i) }, g.label)),
     );
     this.picker.value = String(this.graphIdx);
-    this.picker.addEventListener("change", () => this.setGraph(this.graphs[Number(this.picker.value)].graph.id));
+    this.picker.addEventListener("change", () => this.setGraph(this.graphs[Number(this.picker.value)].id));
     this.stageButtons = new Map();
     const bar = h("div", { class: "ie-stagebar", role: "tablist" });
     for (const [id, label] of STAGES) {
@@ -121,46 +198,63 @@ export class App {
     return h("div", { class: "ie-toolbar" }, this.picker, bar);
   }
 
+  /** The view of `stage` for the current graph, built once its parts arrived. */
   _view(stage) {
     const key = `${this.graphIdx}/${stage}`;
     if (!this.views.has(key)) {
-      const gi = this.gi;
+      const gd = this.gd;
       const make = {
-        fx: () => new GraphStage(gi, "fx", this.ctx),
-        post_grad: () => new GraphStage(gi, "post_grad", this.ctx),
-        loop_ir: () => new LoopIrStage(gi, this.ctx),
-        fused: () => new FusedStage(gi, this.ctx),
-        kernels: () => new KernelsStage(gi, this.ctx),
-        wrapper: () => new WrapperStage(gi, this.ctx),
-        autotune: () => new AutotuneStage(gi, this.ctx),
+        fx: () => gd.part("fx").then((p) => new GraphStage(p, "fx", this.ctx)),
+        post_grad: () => gd.part("post_grad").then((p) => new GraphStage(p, "post_grad", this.ctx)),
+        loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
+        fused: () => gd.part("fused").then((p) => new FusedStage(p, this.ctx)),
+        kernels: () => gd.part("kernels").then((p) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), this.ctx)),
+        wrapper: () => gd.part("wrapper").then((p) => new WrapperStage(p, this.ctx)),
+        autotune: () => Promise.all([gd.part("autotune"), gd.part("kernels")]).then(([records, kernels]) => new AutotuneStage(records, new Set(kernels.map((k) => String(k.id))), this.ctx)),
       }[stage];
       this.views.set(key, make());
     }
     return this.views.get(key);
   }
 
-  _showStage() {
+  async _showStage() {
+    const counts = this.gd.head.counts || {};
     for (const [id, { btn, count }] of this.stageButtons) {
       btn.setAttribute("aria-selected", id === this.stage ? "true" : "false");
       btn.classList.toggle("ie-active", id === this.stage);
-      clear(count).appendChild(document.createTextNode(String(stageCount(this.gi.graph, id))));
+      clear(count).appendChild(document.createTextNode(String(counts[id] ?? 0)));
     }
-    const view = this._view(this.stage);
+    const stage = this.stage;
+    const graphIdx = this.graphIdx;
+    if (!this.views.has(`${graphIdx}/${stage}`)) clear(this.main).appendChild(h("div", { class: "ie-muted ie-loading" }, `loading ${stage}…`));
+    const view = await this._view(stage);
+    if (stage !== this.stage || graphIdx !== this.graphIdx) return null; // another stage was asked for meanwhile
     if (this.main.firstChild !== view.root) clear(this.main).appendChild(view.root);
     if (view.shown) view.shown();
     view.update(this.selection, this.links);
     return view;
   }
 
-  _applySelection(reveal) {
-    this.links = this.gi.linked(this.selection);
-    const view = this._view(this.stage);
-    view.update(this.selection, this.links);
-    if (reveal) view.reveal(this.selection, this.links);
+  /** Recompute the links of the selection (waiting for the graph's index) and redraw them everywhere. */
+  async _applySelection(reveal) {
+    const gd = this.gd;
+    const selection = this.selection;
+    const index = selection ? await gd.ensureIndex() : gd.index;
+    if (gd !== this.gd || selection !== this.selection) return; // superseded
+    this.links = index ? index.linked(selection) : emptyLinks();
+    const view = await this._view(this.stage);
+    if (gd !== this.gd || selection !== this.selection) return;
+    view.update(selection, this.links);
+    if (reveal) view.reveal(selection, this.links);
+    const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
+    const kernelSources = new Map();
+    await Promise.all([...this.links.kernelLines.keys()].map((kid) => gd.part(`kernel/${kid}`).then((p) => kernelSources.set(kid, p.source || ""), () => {})));
+    if (gd !== this.gd || selection !== this.selection) return;
     renderLinks(this.side, {
-      payload: this.payload,
-      gi: this.gi,
-      sel: this.selection,
+      sources,
+      gi: index,
+      kernelSources,
+      sel: selection,
       links: this.links,
       select: (sel) => this.select(sel),
       go: (sel) => this.go(sel),
@@ -169,14 +263,14 @@ export class App {
   }
 
   _emit(quiet) {
-    if (!quiet) this.onState({ graph: String(this.gi.graph.id), stage: this.stage, selection: this.selection || {} });
+    if (!quiet) this.onState({ graph: this.gd.id, stage: this.stage, selection: this.selection || {} });
   }
 
-  /** Select an item ({kind, id, line?}) in the current graph; null clears. */
+  /** Select an item ({kind, id, line?}) in the current graph; null clears. Resolves when drawn. */
   select(sel, { quiet = false, reveal = true } = {}) {
     this.selection = sel && sel.kind ? sel : null;
-    this._applySelection(reveal);
     this._emit(quiet);
+    return this._track(this._applySelection(reveal));
   }
 
   /** Select an item and switch to the stage that shows it. */
@@ -184,31 +278,44 @@ export class App {
     const stage = STAGE_OF_KIND[sel.kind];
     if (stage && stage !== this.stage) {
       this.stage = stage;
-      this._showStage();
+      this._track(this._showStage());
     }
-    this.select(sel);
+    return this.select(sel);
   }
 
   setStage(stage, { quiet = false } = {}) {
-    if (!STAGE_IDS.has(stage)) return;
+    if (!STAGE_IDS.has(stage)) return Promise.resolve();
     this.stage = stage;
-    const view = this._showStage();
-    view.reveal(this.selection, this.links);
     this._emit(quiet);
+    return this._track(
+      this._showStage().then((view) => {
+        if (view) view.reveal(this.selection, this.links);
+      }),
+    );
   }
 
   /** Switch graph by id ("g1"); the selection is dropped since ids are per graph. */
   setGraph(id, { quiet = false } = {}) {
-    const idx = this.graphs.findIndex((g) => String(g.graph.id) === String(id));
-    if (idx < 0) return;
+    const idx = this.graphs.findIndex((g) => g.id === String(id));
+    if (idx < 0) return Promise.resolve();
+    let work = Promise.resolve();
     if (idx !== this.graphIdx) {
       this.graphIdx = idx;
       this.picker.value = String(idx);
       this.selection = null;
-      this._showStage();
-      this._applySelection(false);
+      this.links = emptyLinks();
+      work = this._showStage().then(() => this._applySelection(false));
     }
     this._emit(quiet);
+    return this._track(work);
+  }
+
+  /** Resolves once nothing is loading (tests and benchmarks wait on it). */
+  idle() {
+    return new Promise((resolve) => {
+      const check = () => (this.root.dataset.pending === "0" ? resolve() : setTimeout(check, 10));
+      check();
+    });
   }
 
   destroy() {

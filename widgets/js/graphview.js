@@ -1,9 +1,11 @@
 // SVG view of one FX graph: layout once, then draw only what is inside the
 // viewport (plus a margin) on every pan or zoom. A 2,000-node graph therefore
 // costs about as much to show as a 50-node one; the full SVG is never built.
+// Big graphs are drawn by module (lod.js): closed modules are boxes that open on click.
 
 import { h, s, clear } from "./dom.js";
 import { layoutGraph } from "./layout.js";
+import { GROUP_PREFIX, ModuleGroups } from "./lod.js";
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 3;
@@ -20,6 +22,7 @@ function truncate(value, max) {
 }
 
 export function nodeLabels(node) {
+  if (node.op === "module") return [truncate(node.target || "(model)", 38), `${node.size} nodes · click to open`];
   const target = node.op === "placeholder" || node.op === "output" ? node.op : String(node.target ?? node.op ?? "");
   const shape = shapeText(node);
   return [truncate(node.name, 38), truncate(shape ? `${target} · ${shape}` : target, 38)];
@@ -33,21 +36,62 @@ export class GraphView {
    */
   constructor(container, nodes, options) {
     this.nodes = nodes;
-    this.byName = new Map(nodes.map((n) => [String(n.name), n]));
+    this.groups = new ModuleGroups(nodes);
     this.onSelect = options.onSelect;
-    const t0 = performance.now();
-    this.layout = layoutGraph(nodes, nodeLabels);
-    this.layoutMs = performance.now() - t0;
     this.elements = new Map(); // name -> <g>
     this.edgeElements = new Map(); // index -> <path>
     this.selected = null;
     this.lit = new Set();
+    this.selectedShown = null;
+    this.litShown = new Set();
+    this.matchShown = null;
     this.matches = [];
     this.matchIndex = -1;
     this.view = { x: 0, y: 0, k: 1 };
     this._frame = 0;
-    this._buildRankIndex();
+    this._relayout();
     this._buildDom(container, options.kind || "fx");
+  }
+
+  /** Lay out what is drawn now (every node, or open modules' nodes and closed module boxes). */
+  _relayout() {
+    const drawn = this.groups.grouped ? this.groups.visibleNodes() : this.nodes;
+    this.byName = new Map(drawn.map((n) => [String(n.name), n]));
+    const t0 = performance.now();
+    this.layout = layoutGraph(drawn, nodeLabels);
+    this.layoutMs = performance.now() - t0;
+    for (const el of this.elements.values()) el.remove();
+    for (const el of this.edgeElements.values()) el.remove();
+    this.elements.clear();
+    this.edgeElements.clear();
+    this._buildRankIndex();
+    if (this.info) this._describe();
+  }
+
+  _describe() {
+    const drawn = this.layout.pos.size;
+    const all = this.nodes.length;
+    const text = drawn === all ? `${all} nodes · ${this.layout.engine} layout` : `${all} nodes · ${drawn} drawn (modules closed) · ${this.layout.engine} layout`;
+    clear(this.info).appendChild(document.createTextNode(text));
+  }
+
+  /** Open module `path` (a closed box was clicked) and keep it in view. */
+  openModule(path) {
+    const members = this.groups.members(path);
+    this.groups.openModule(path);
+    this._relayout();
+    this._reclassify();
+    const first = members.map((n) => this.groups.representative(n)).find((n) => this.layout.pos.has(n));
+    if (first) this.centerOn(first);
+    else this._schedule(true);
+  }
+
+  /** Close every module again, as the first view drew them. */
+  collapseAll() {
+    this.groups = new ModuleGroups(this.nodes);
+    this._relayout();
+    this._reclassify();
+    this.fit();
   }
 
   _buildRankIndex() {
@@ -79,8 +123,10 @@ export class GraphView {
       button("1:1", "actual size", () => this.zoomTo(1)),
       button("+", "zoom in", () => this.zoomBy(1.25)),
       button("−", "zoom out", () => this.zoomBy(0.8)),
-      h("span", { class: "ie-muted" }, `${this.layout.pos.size} nodes · ${this.layout.engine} layout`),
+      this.groups.grouped ? button("close modules", "draw every module as one box again", () => this.collapseAll()) : null,
+      (this.info = h("span", { class: "ie-muted ie-graph-info" })),
     );
+    this._describe();
     this.edgeLayer = s("g", { class: "ie-edges" });
     this.nodeLayer = s("g", { class: "ie-nodes" });
     this.viewport = s("g", { class: "ie-viewport" }, this.edgeLayer, this.nodeLayer);
@@ -142,6 +188,10 @@ export class GraphView {
   }
 
   centerOn(name) {
+    if (!this.layout.pos.has(name) && this.groups.reveal(name)) {
+      this._relayout();
+      this._reclassify();
+    }
     const p = this.layout.pos.get(name);
     if (!p) return;
     const box = this.svg.getBoundingClientRect();
@@ -182,7 +232,10 @@ export class GraphView {
       this.svg.classList.remove("ie-dragging");
       if (wasDrag) return;
       const g = ev.target.closest ? ev.target.closest("g.ie-node") : null;
-      if (g && ev.type === "pointerup") this.onSelect(g.getAttribute("data-name"));
+      if (!g || ev.type !== "pointerup") return;
+      const name = g.getAttribute("data-name");
+      if (name.startsWith(GROUP_PREFIX)) this.openModule(name.slice(GROUP_PREFIX.length));
+      else this.onSelect(name);
     };
     this.svg.addEventListener("pointerup", end);
     this.svg.addEventListener("pointercancel", end);
@@ -250,7 +303,7 @@ export class GraphView {
       d = `M${a.x},${sy} C${a.x},${my} ${b.x},${my} ${b.x},${ty}`;
     }
     const path = s("path", { class: "ie-edge", d, "marker-end": `url(#${this.arrowId})`, "data-from": e.from, "data-to": e.to });
-    if (this.lit.has(e.from) && this.lit.has(e.to)) path.classList.add("ie-lit");
+    if (this.litShown.has(e.from) && this.litShown.has(e.to)) path.classList.add("ie-lit");
     this.edgeLayer.appendChild(path);
     this.edgeElements.set(i, path);
   }
@@ -260,10 +313,11 @@ export class GraphView {
     const p = this.layout.pos.get(name);
     const [title, sub] = nodeLabels(node);
     const op = String(node.op || "").replace(/[^a-z_]/g, "");
+    const tip = node.op === "module" ? `module ${node.target || "(model)"}: ${node.size} nodes; click to open` : `${name}\n${node.target ?? ""}${node.args ? ` ${node.args}` : ""}\n${shapeText(node)} ${node.dtype ?? ""}`;
     const g = s(
       "g",
       { class: `ie-node ie-op-${op}`, "data-name": name, transform: `translate(${p.x - p.w / 2},${p.y - p.h / 2})` },
-      s("title", null, `${name}\n${node.target ?? ""}${node.args ? ` ${node.args}` : ""}\n${shapeText(node)} ${node.dtype ?? ""}`),
+      s("title", null, tip),
       s("rect", { width: p.w, height: p.h, rx: 5 }),
       s("text", { x: 9, y: 16, class: "ie-node-title" }, title),
       s("text", { x: 9, y: 31, class: "ie-node-sub" }, sub),
@@ -274,25 +328,39 @@ export class GraphView {
   }
 
   _classify(g, name) {
-    g.classList.toggle("ie-selected", this.selected === name);
-    g.classList.toggle("ie-lit", this.lit.has(name));
-    g.classList.toggle("ie-match", this.matchSet ? this.matchSet.has(name) : false);
+    g.classList.toggle("ie-selected", this.selectedShown === name);
+    g.classList.toggle("ie-lit", this.litShown.has(name));
+    g.classList.toggle("ie-match", this.matchShown ? this.matchShown.has(name) : false);
+  }
+
+  /** What is drawn for a set of node names: the nodes, or the closed module boxes holding them. */
+  _shown(names) {
+    if (!this.groups.grouped) return names;
+    return new Set([...names].map((n) => this.groups.representative(n)));
+  }
+
+  _reclassify() {
+    this.selectedShown = this.selected === null ? null : this.groups.grouped ? this.groups.representative(this.selected) : this.selected;
+    this.litShown = this._shown(this.lit);
+    this.matchShown = this.matchSet ? this._shown(this.matchSet) : null;
+    for (const [name, g] of this.elements) this._classify(g, name);
+    for (const path of this.edgeElements.values()) {
+      path.classList.toggle("ie-lit", this.litShown.has(path.getAttribute("data-from")) && this.litShown.has(path.getAttribute("data-to")));
+    }
   }
 
   /** Mark the selected node and the linked ones; drawn nodes update now, others when drawn. */
   highlight(selected, lit) {
     this.selected = selected;
     this.lit = lit;
-    for (const [name, g] of this.elements) this._classify(g, name);
-    for (const path of this.edgeElements.values()) {
-      path.classList.toggle("ie-lit", lit.has(path.getAttribute("data-from")) && lit.has(path.getAttribute("data-to")));
-    }
+    this._reclassify();
   }
 
   runSearch(query) {
     const q = query.trim().toLowerCase();
-    this.matches = q ? [...this.layout.pos.keys()].filter((n) => n.toLowerCase().includes(q)) : [];
+    this.matches = q ? this.nodes.map((n) => String(n.name)).filter((n) => n.toLowerCase().includes(q)) : [];
     this.matchSet = new Set(this.matches);
+    this.matchShown = this._shown(this.matchSet);
     this.matchIndex = -1;
     clear(this.searchInfo).appendChild(document.createTextNode(q ? `${this.matches.length} match${this.matches.length === 1 ? "" : "es"}` : ""));
     for (const [name, g] of this.elements) this._classify(g, name);

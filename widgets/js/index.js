@@ -1,15 +1,18 @@
 // Entry point of the bundle. The same file is an anywidget module (default
 // export with render) and the script of the static HTML export, which marks
-// its mount point with data-inductor-explorer and carries the trace in a
-// <script type="application/json"> element.
+// its mount point with data-inductor-explorer and carries the trace's summary and
+// compressed parts in <script type="application/json"> elements.
 
 import { App } from "./app.js";
 import { renderSessionBar } from "./sessionbar.js";
+import { Store, commParts, embeddedParts } from "./store.js";
 import "./style.css";
 
-/** Render `payload` (a trace dict) into `el`; returns the App (select/setStage/setGraph). */
-export function mount(el, payload, options = {}) {
-  return new App(el, payload, options);
+export { Store };
+
+/** Render a trace into `el` from a Store (summary + part source); returns the App. */
+export function mount(el, store, options = {}) {
+  return new App(el, store, options);
 }
 
 function same(a, b) {
@@ -19,11 +22,14 @@ function same(a, b) {
 const BAR_TRAITS = ["toggles", "history", "current", "status", "diff"];
 
 /**
- * anywidget: traits graph, stage, selection are synced both ways; payload is sent once.
+ * anywidget: traits graph, stage, selection are synced both ways; `summary` is small and every
+ * other part is asked of Python when a view needs it. A new `revision` (another compilation shown)
+ * rebuilds the view with a fresh store.
  * A session bar (history, toggles, status, diff) sits above the view when Python fills those traits.
  */
 function render({ model, el }) {
   let app = null;
+  let fetchPart = null;
   const bar = document.createElement("div");
   bar.className = "ie-sessionbar";
   const view = document.createElement("div");
@@ -43,7 +49,9 @@ function render({ model, el }) {
   drawBar();
   const state = () => ({ graph: model.get("graph"), stage: model.get("stage"), selection: model.get("selection") });
   const build = () => {
-    app = mount(view, model.get("payload"), {
+    if (fetchPart) fetchPart.close();
+    fetchPart = commParts(model);
+    app = mount(view, new Store(model.get("summary"), fetchPart), {
       initial: state(),
       onState: (st) => {
         const now = state();
@@ -62,29 +70,32 @@ function render({ model, el }) {
     if (!app.select || same(model.get("selection"), app.selection)) return;
     app.select(model.get("selection"), { quiet: true });
   };
-  model.on("change:payload", build);
+  model.on("change:revision", build);
   model.on("change:graph", onGraph);
   model.on("change:stage", onStage);
   model.on("change:selection", onSelection);
   for (const t of BAR_TRAITS) model.on(`change:${t}`, drawBar);
   return () => {
     for (const t of BAR_TRAITS) model.off(`change:${t}`, drawBar);
-    model.off("change:payload", build);
+    if (fetchPart) fetchPart.close();
+    model.off("change:revision", build);
     model.off("change:graph", onGraph);
     model.off("change:stage", onStage);
     model.off("change:selection", onSelection);
   };
 }
 
-/** Static page: mount every element marked data-inductor-explorer with its JSON payload. */
+/** Static page: mount every element marked data-inductor-explorer with its embedded parts. */
 function autoMount() {
   if (typeof document === "undefined") return;
   for (const el of document.querySelectorAll("[data-inductor-explorer]")) {
     if (el.dataset.mounted) continue;
-    const source = document.getElementById(el.getAttribute("data-inductor-explorer"));
-    if (!source) continue;
+    const summary = document.getElementById(el.getAttribute("data-inductor-explorer"));
+    const parts = document.getElementById(el.getAttribute("data-parts"));
+    if (!summary || !parts) continue;
     el.dataset.mounted = "1";
-    window.inductorExplorer = mount(el, JSON.parse(source.textContent), { standalone: true });
+    const store = new Store(JSON.parse(summary.textContent), embeddedParts(JSON.parse(parts.textContent)));
+    window.inductorExplorer = mount(el, store, { standalone: true });
   }
 }
 

@@ -39,7 +39,7 @@ function chips(kind, ids, go) {
 }
 
 /** User source lines: every line the trace kept for each file involved, the linked ones lit. */
-function userSource(payload, links, select) {
+function userSource(sources, links, select) {
   const files = new Map();
   for (const key of links.userLines) {
     const [file, line] = key.split("\u0000");
@@ -48,7 +48,7 @@ function userSource(payload, links, select) {
   }
   const out = [];
   for (const [file, lines] of files) {
-    const known = (payload.sources && payload.sources[file]) || {};
+    const known = (sources && sources[file]) || {};
     // The linked lines with a little context: a whole file would bury them.
     const near = (n) => [...lines].some((l) => Math.abs(l - n) <= CONTEXT_LINES);
     const numbers = new Set([...Object.keys(known).map(Number).filter(near), ...lines]);
@@ -76,12 +76,12 @@ function userSource(payload, links, select) {
   return out;
 }
 
-function kernelLines(gi, links, sel, select, go) {
+function kernelLines(gi, kernelSources, links, sel, select, go) {
   const out = [];
   for (const [kid, lines] of links.kernelLines) {
     const kernel = gi.kernels.get(kid);
     if (!kernel || !lines.size) continue;
-    const text = String(kernel.source ?? "").split("\n");
+    const text = String(kernelSources.get(kid) ?? "").split("\n");
     const lang = kernel.language === "cpp" ? "cpp" : "python";
     const sorted = [...lines].sort((a, b) => a - b);
     const rows = sorted.slice(0, MAX_KERNEL_LINES).map((n) => {
@@ -104,7 +104,7 @@ function kernelLines(gi, links, sel, select, go) {
   return out;
 }
 
-export function renderLinks(panel, { payload, gi, sel, links, select, go, clearSelection }) {
+export function renderLinks(panel, { sources, gi, kernelSources, sel, links, select, go, clearSelection }) {
   clear(panel);
   panel.appendChild(
     h(
@@ -120,13 +120,13 @@ export function renderLinks(panel, { payload, gi, sel, links, select, go, clearS
     return;
   }
   const parts = [
-    ["source", "Your source", links.userLines.size ? userSource(payload, links, select) : null],
+    ["source", "Your source", links.userLines.size ? userSource(sources, links, select) : null],
     ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
     ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
     ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
     ["fused", "Fused groups", links.fused.size ? chips("fused", links.fused, go) : null],
     ["kernels", "Kernels", links.kernels.size ? chips("kernel", links.kernels, go) : null],
-    ["kernel_lines", "Kernel lines", links.kernelLines.size ? kernelLines(gi, links, sel, select, go) : null],
+    ["kernel_lines", "Kernel lines", links.kernelLines.size && gi ? kernelLines(gi, kernelSources, links, sel, select, go) : null],
   ];
   let any = false;
   for (const [key, title, body] of parts) {

@@ -232,19 +232,3 @@ export class GraphIndex {
     }
   }
 }
-
-/** Whole-trace facts for the summary strip. */
-export function summarize(payload) {
-  const graphs = list(payload.graphs);
-  let kernels = 0;
-  let externs = 0;
-  for (const g of graphs) {
-    for (const k of list(g.kernels)) {
-      if (k.language === "extern") externs += 1;
-      else kernels += 1;
-    }
-  }
-  const meta = payload.meta || {};
-  const total = meta.timings && typeof meta.timings.total === "number" ? meta.timings.total : null;
-  return { graphs: graphs.length, kernels, externs, toggles: meta.toggles || {}, compileSeconds: total, meta };
-}

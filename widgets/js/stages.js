@@ -1,13 +1,16 @@
-// One view per stage of one graph. Each exposes `root`, `update(selection, links)`
-// (set highlight classes) and `reveal(selection, links)` (bring the selection or
-// the first linked item into view). Views are built the first time their stage
-// is shown, so the first paint only pays for the stage on screen.
+// One view per stage of one graph. Each is built from the parts it needs (see app.js: the App
+// loads them first) and exposes `root`, `update(selection, links)` (set highlight classes) and
+// `reveal(selection, links)` (bring the selection or the first linked item into view). Views are
+// built the first time their stage is shown; long lists build only the rows in view.
 
 import { h, clear } from "./dom.js";
 import { GraphView } from "./graphview.js";
-import { SourceView, scrollWithin } from "./sourceview.js";
+import { SourceView } from "./sourceview.js";
+import { VirtualList } from "./virtual.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
+const ROW_H = 28;
+const MAX_REASONS = 500;
 
 /** A clickable id; `go` selects it and switches to its stage. */
 export function chip(kind, id, go, extra = {}) {
@@ -18,23 +21,25 @@ export function chip(kind, id, go, extra = {}) {
   );
 }
 
-function toggleMany(items, selected, lit) {
-  for (const [id, el] of items) {
-    el.classList.toggle("ie-selected", selected === id);
-    el.classList.toggle("ie-lit", lit.has(id));
-  }
+/** Selected / lit classes on the built rows of a VirtualList whose row i shows ids[i]. */
+function styleRows(vlist, ids, state) {
+  vlist.onRow = (i, el) => {
+    el.classList.toggle("ie-selected", state.selected === ids[i]);
+    el.classList.toggle("ie-lit", state.lit.has(ids[i]));
+  };
+  for (const [i, el] of vlist.rows) vlist.onRow(i, el);
 }
 
-function firstLit(items, lit) {
-  for (const [id, el] of items) if (lit.has(id)) return el;
-  return null;
+function firstLitIndex(ids, lit) {
+  return ids.findIndex((id) => lit.has(id));
 }
 
 export class GraphStage {
-  constructor(gi, kind, ctx) {
+  /** @param {object} part {code, nodes} of the fx or post_grad stage */
+  constructor(part, kind, ctx) {
     this.kind = kind; // "fx" | "post_grad"
     this.ctx = ctx;
-    this.part = (kind === "fx" ? gi.graph.fx : gi.graph.post_grad) || {};
+    this.part = part || {};
     this.root = h("div", { class: "ie-stage ie-stage-graph", "data-stage": kind });
     this.graphBtn = h("button", { class: "ie-btn ie-pressed", type: "button", onclick: () => this.showCode(false) }, "graph");
     this.codeBtn = h("button", { class: "ie-btn", type: "button", onclick: () => this.showCode(true) }, "code");
@@ -82,40 +87,62 @@ export class GraphStage {
   }
 }
 
+const kv = (label, value) => h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, label), h("span", { class: "ie-v" }, value));
+const dict = (d) => Object.entries(d || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
+
 export class LoopIrStage {
-  constructor(gi, ctx) {
-    this.root = h("div", { class: "ie-stage ie-scroll", "data-stage": "loop_ir" });
-    this.items = new Map();
-    const ops = list(gi.graph.loop_ir);
-    if (!ops.length) this.root.appendChild(h("p", { class: "ie-muted" }, "No loop-IR nodes in this graph."));
-    const openBodies = ops.length <= 40;
-    for (const op of ops) {
-      const name = String(op.name);
-      const body = h("details", { class: "ie-ir-body" }, h("summary", null, "body"));
-      let bodyView = null;
-      const fill = () => {
-        if (bodyView) return;
-        bodyView = new SourceView(op.body || "", "python", { label: `${name} body` });
-        body.appendChild(bodyView.root);
-      };
-      body.addEventListener("toggle", fill);
-      if (openBodies) {
-        body.open = true;
-        fill();
-      }
-      const kv = (label, value) => h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, label), h("span", { class: "ie-v" }, value));
-      const dict = (d) => Object.entries(d || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
-      const card = h(
+  /** @param {Array} ops the loop_ir part (no bodies) @param {() => Promise<object>} bodies */
+  constructor(ops, bodies, ctx) {
+    this.ops = list(ops);
+    this.ids = this.ops.map((op) => String(op.name));
+    this.byName = new Map(this.ops.map((op) => [String(op.name), op]));
+    this.bodies = bodies;
+    this.ctx = ctx;
+    this.state = { selected: null, lit: new Set() };
+    this.root = h("div", { class: "ie-stage ie-split", "data-stage": "loop_ir" });
+    this.list = new VirtualList(this.ops.length, (i) => this._row(this.ops[i]), { rowHeight: ROW_H, className: "ie-irlist", label: "loop-IR nodes" });
+    styleRows(this.list, this.ids, this.state);
+    this.detail = h("div", { class: "ie-irdetail ie-scroll" });
+    this.root.append(this.list.root, this.detail);
+    if (!this.ops.length) this.detail.appendChild(h("p", { class: "ie-muted" }, "No loop-IR nodes in this graph."));
+    this.current = null;
+    if (this.ops.length) this.show(this.ids[0]);
+  }
+
+  shown() {
+    this.list.render();
+  }
+
+  _row(op) {
+    const name = String(op.name);
+    return h(
+      "div",
+      { class: "ie-row ie-ir", role: "listitem", "data-name": name },
+      h("button", { class: "ie-name", type: "button", onclick: () => this.ctx.select({ kind: "loop_ir", id: name }) }, name),
+      h("span", { class: `ie-badge ie-kind-${String(op.kind).replace(/[^a-z]/g, "")}` }, String(op.kind ?? "")),
+      op.eliminated ? h("span", { class: "ie-badge" }, "eliminated") : null,
+      h("span", { class: "ie-muted ie-ellipsis" }, dict(op.ranges)),
+    );
+  }
+
+  /** The full card of one loop-IR node in the detail pane (its body arrives with the bodies part). */
+  show(name) {
+    const op = this.byName.get(name);
+    if (!op || this.current === name) return;
+    this.current = name;
+    const body = h("div", { class: "ie-ir-body" }, h("span", { class: "ie-muted" }, "body…"));
+    clear(this.detail).appendChild(
+      h(
         "div",
-        { class: "ie-card ie-ir", "data-name": name },
+        { class: "ie-card ie-ir-card", "data-name": name },
         h(
           "div",
           { class: "ie-card-head" },
-          h("button", { class: "ie-name", type: "button", onclick: () => ctx.select({ kind: "loop_ir", id: name }) }, name),
+          h("strong", null, name),
           h("span", { class: `ie-badge ie-kind-${String(op.kind).replace(/[^a-z]/g, "")}` }, String(op.kind ?? "")),
           op.eliminated ? h("span", { class: "ie-badge" }, "eliminated") : null,
-          op.group ? ["group ", chip("fused", op.group, ctx.go)] : null,
-          list(op.kernels).map((k) => chip("kernel", k, ctx.go)),
+          op.group ? ["group ", chip("fused", op.group, this.ctx.go)] : null,
+          list(op.kernels).map((k) => chip("kernel", k, this.ctx.go)),
         ),
         kv("buffers", list(op.buffers).join(", ")),
         kv("ranges", dict(op.ranges)),
@@ -123,110 +150,143 @@ export class LoopIrStage {
         kv("indexing", dict(op.indexing)),
         kv("reads", list(op.reads).join(", ")),
         kv("writes", list(op.writes).join(", ")),
-        h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "origins"), h("span", { class: "ie-v" }, list(op.origins).map((o) => chip("post_grad", o, ctx.go)))),
+        h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "origins"), h("span", { class: "ie-v" }, list(op.origins).map((o) => chip("post_grad", o, this.ctx.go)))),
         body,
-      );
-      this.items.set(name, card);
-      this.root.appendChild(card);
-    }
+      ),
+    );
+    this.bodies().then((all) => {
+      if (this.current !== name) return;
+      clear(body).appendChild(new SourceView(all[name] || "", "python", { label: `${name} body` }).root);
+    });
   }
 
   update(sel, links) {
-    toggleMany(this.items, sel && sel.kind === "loop_ir" ? String(sel.id) : null, links.loop_ir);
+    this.state.selected = sel && sel.kind === "loop_ir" ? String(sel.id) : null;
+    this.state.lit = links.loop_ir;
+    styleRows(this.list, this.ids, this.state);
+    const focus = this.state.selected || this.ids[firstLitIndex(this.ids, links.loop_ir)];
+    if (focus) this.show(focus);
   }
 
   reveal(sel, links) {
-    const el = (sel && sel.kind === "loop_ir" && this.items.get(String(sel.id))) || firstLit(this.items, links.loop_ir);
-    if (el) scrollWithin(el);
+    const target = sel && sel.kind === "loop_ir" ? this.ids.indexOf(String(sel.id)) : firstLitIndex(this.ids, links.loop_ir);
+    if (target >= 0) this.list.scrollTo(target);
   }
 }
 
 export class FusedStage {
-  constructor(gi, ctx) {
-    this.root = h("div", { class: "ie-stage ie-scroll", "data-stage": "fused" });
-    this.items = new Map();
-    const rows = list(gi.graph.fused).map((f) => {
-      const name = String(f.name);
-      const row = h(
-        "tr",
-        { class: "ie-fused", "data-name": name },
-        h("td", null, h("button", { class: "ie-name", type: "button", onclick: () => ctx.select({ kind: "fused", id: name }) }, name)),
-        h("td", null, h("span", { class: "ie-badge" }, String(f.kind ?? ""))),
-        h("td", null, list(f.nodes).map((n) => chip("loop_ir", n, ctx.go))),
-        h("td", null, list(f.kernels).map((k) => chip("kernel", k, ctx.go))),
-        h("td", { class: "ie-muted" }, `${list(f.origins).length} post-grad nodes`),
-      );
-      this.items.set(name, row);
-      return row;
-    });
-    this.root.appendChild(
-      h("table", { class: "ie-table" }, h("thead", null, h("tr", null, ["group", "kind", "loop-IR nodes", "kernels", "origins"].map((c) => h("th", null, c)))), h("tbody", null, rows)),
-    );
-    const notFused = list(gi.graph.not_fused);
+  /** @param {{fused: Array, not_fused: Array}} part */
+  constructor(part, ctx) {
+    this.groups = list(part && part.fused);
+    this.ids = this.groups.map((f) => String(f.name));
+    this.state = { selected: null, lit: new Set() };
+    this.root = h("div", { class: "ie-stage ie-fused-stage", "data-stage": "fused" });
+    const head = h("div", { class: "ie-row ie-row-head" }, ["group", "kind", "loop-IR nodes", "kernels", "origins"].map((c) => h("span", null, c)));
+    this.list = new VirtualList(this.groups.length, (i) => this._row(this.groups[i], ctx), { rowHeight: ROW_H, className: "ie-fused-list", label: "fused groups" });
+    styleRows(this.list, this.ids, this.state);
+    this.root.append(head, this.list.root);
+    const notFused = list(part && part.not_fused);
     if (notFused.length) {
-      this.root.appendChild(h("h4", null, "Kept apart (Inductor's reasons)"));
+      const shown = notFused.slice(0, MAX_REASONS);
       this.root.appendChild(
         h(
-          "table",
-          { class: "ie-table ie-not-fused" },
-          h("thead", null, h("tr", null, ["node 1", "node 2", "reason"].map((c) => h("th", null, c)))),
-          h("tbody", null, notFused.map((r) => h("tr", null, h("td", null, chip("loop_ir", r.node1, ctx.go)), h("td", null, chip("loop_ir", r.node2, ctx.go)), h("td", null, String(r.reason ?? ""))))),
+          "details",
+          { class: "ie-not-fused-box" },
+          h("summary", null, `Kept apart: ${notFused.length} pairs (Inductor's reasons)`),
+          h(
+            "table",
+            { class: "ie-table ie-not-fused" },
+            h("thead", null, h("tr", null, ["node 1", "node 2", "reason"].map((c) => h("th", null, c)))),
+            h("tbody", null, shown.map((r) => h("tr", null, h("td", null, chip("loop_ir", r.node1, ctx.go)), h("td", null, chip("loop_ir", r.node2, ctx.go)), h("td", null, String(r.reason ?? ""))))),
+          ),
+          notFused.length > shown.length ? h("p", { class: "ie-muted" }, `+${notFused.length - shown.length} more pairs`) : null,
         ),
       );
     }
   }
 
+  shown() {
+    this.list.render();
+  }
+
+  _row(f, ctx) {
+    const name = String(f.name);
+    return h(
+      "div",
+      { class: "ie-row ie-fused", role: "listitem", "data-name": name },
+      h("span", null, h("button", { class: "ie-name", type: "button", onclick: () => ctx.select({ kind: "fused", id: name }) }, name)),
+      h("span", null, h("span", { class: "ie-badge" }, String(f.kind ?? ""))),
+      h("span", { class: "ie-ellipsis" }, list(f.nodes).map((n) => chip("loop_ir", n, ctx.go))),
+      h("span", { class: "ie-ellipsis" }, list(f.kernels).map((k) => chip("kernel", k, ctx.go))),
+      h("span", { class: "ie-muted" }, `${list(f.origins).length} post-grad nodes`),
+    );
+  }
+
   update(sel, links) {
-    toggleMany(this.items, sel && sel.kind === "fused" ? String(sel.id) : null, links.fused);
+    this.state.selected = sel && sel.kind === "fused" ? String(sel.id) : null;
+    this.state.lit = links.fused;
+    styleRows(this.list, this.ids, this.state);
   }
 
   reveal(sel, links) {
-    const el = (sel && sel.kind === "fused" && this.items.get(String(sel.id))) || firstLit(this.items, links.fused);
-    if (el) scrollWithin(el);
+    const target = sel && sel.kind === "fused" ? this.ids.indexOf(String(sel.id)) : firstLitIndex(this.ids, links.fused);
+    if (target >= 0) this.list.scrollTo(target);
   }
 }
 
 export class KernelsStage {
-  constructor(gi, ctx) {
-    this.gi = gi;
+  /** @param {Array} kernels the kernels part @param {(id: string) => Promise<object>} heavy source (and IR) of one kernel */
+  constructor(kernels, heavy, ctx) {
+    this.kernels = list(kernels);
+    this.ids = this.kernels.map((k) => String(k.id));
+    this.byId = new Map(this.kernels.map((k) => [String(k.id), k]));
+    this.heavy = heavy;
     this.ctx = ctx;
+    this.state = { selected: null, lit: new Set() };
     this.root = h("div", { class: "ie-stage ie-split", "data-stage": "kernels" });
-    this.items = new Map();
-    const listBox = h("div", { class: "ie-klist ie-scroll" });
-    for (const k of list(gi.graph.kernels)) {
-      const id = String(k.id);
-      const item = h(
-        "button",
-        { class: "ie-kitem", type: "button", "data-id": id, onclick: () => ctx.select({ kind: "kernel", id }) },
-        h("span", { class: `ie-badge ie-lang-${String(k.language).replace(/[^a-z]/g, "")}` }, String(k.language ?? "")),
-        " ",
-        String(k.name ?? id),
-      );
-      this.items.set(id, item);
-      listBox.appendChild(item);
-    }
-    if (!this.items.size) listBox.appendChild(h("p", { class: "ie-muted" }, "No kernels in this graph."));
+    this.list = new VirtualList(this.kernels.length, (i) => this._item(this.kernels[i]), { rowHeight: ROW_H, className: "ie-klist", label: "kernels" });
+    this.list.onRow = (i, el) => this._style(i, el);
     this.detail = h("div", { class: "ie-kdetail ie-scroll" });
-    this.root.append(listBox, this.detail);
+    this.root.append(this.list.root, this.detail);
+    if (!this.kernels.length) this.detail.appendChild(h("p", { class: "ie-muted" }, "No kernels in this graph."));
     this.current = null;
     this.source = null;
-    const first = list(gi.graph.kernels)[0];
-    if (first) this.show(String(first.id));
+    this.marks = { lines: new Set(), selected: null };
+    if (this.kernels.length) this.show(this.ids[0]);
   }
 
+  shown() {
+    this.list.render();
+  }
+
+  _item(k) {
+    const id = String(k.id);
+    return h(
+      "button",
+      { class: "ie-kitem", type: "button", role: "listitem", "data-id": id, onclick: () => this.ctx.select({ kind: "kernel", id }) },
+      h("span", { class: `ie-badge ie-lang-${String(k.language).replace(/[^a-z]/g, "")}` }, String(k.language ?? "")),
+      " ",
+      String(k.name ?? id),
+    );
+  }
+
+  _style(i, el) {
+    const id = this.ids[i];
+    el.classList.toggle("ie-current", id === this.current);
+    el.classList.toggle("ie-selected", this.state.selected === id);
+    el.classList.toggle("ie-lit", this.state.lit.has(id));
+  }
+
+  /** Show kernel `id` in the detail pane; its source is fetched the first time. */
   show(id) {
     if (this.current === id) return;
-    const k = this.gi.kernels.get(id);
+    const k = this.byId.get(id);
     if (!k) return;
     this.current = id;
-    for (const [kid, el] of this.items) el.classList.toggle("ie-current", kid === id);
-    const lineNodes = k.line_nodes || {};
-    this.source = new SourceView(k.source || "", k.language === "cpp" ? "cpp" : "python", {
-      label: `kernel ${id}`,
-      clickable: (n) => Object.prototype.hasOwnProperty.call(lineNodes, String(n)),
-      onLineClick: (n) => this.ctx.select({ kind: "kernel_line", id, line: n }),
-    });
+    for (const [i, el] of this.list.rows) this._style(i, el);
+    this.source = null;
     const meta = k.meta && Object.keys(k.meta).length ? JSON.stringify(k.meta) : null;
+    const sourceBox = h("div", { class: "ie-ksource" }, h("span", { class: "ie-muted" }, "source…"));
     clear(this.detail).append(
       h(
         "div",
@@ -238,37 +298,53 @@ export class KernelsStage {
       ),
       meta ? h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "meta"), h("code", { class: "ie-v" }, meta)) : null,
       h("p", { class: "ie-muted ie-hint" }, "Lines with a mark come from post-grad nodes: click one to follow it."),
-      this.source.root,
+      sourceBox,
     );
+    const lineNodes = k.line_nodes || {};
+    return this.heavy(id).then((parts) => {
+      if (this.current !== id) return;
+      this.source = new SourceView(parts.source || "", k.language === "cpp" ? "cpp" : "python", {
+        label: `kernel ${id}`,
+        clickable: (n) => Object.prototype.hasOwnProperty.call(lineNodes, String(n)),
+        onLineClick: (n) => this.ctx.select({ kind: "kernel_line", id, line: n }),
+      });
+      clear(sourceBox).appendChild(this.source.root);
+      this.source.mark(this.marks.lines, this.marks.selected);
+      if (this.marks.scroll) this.source.scrollTo(this.marks.scroll);
+    });
   }
 
   update(sel, links) {
-    toggleMany(this.items, sel && sel.kind === "kernel" ? String(sel.id) : null, links.kernels);
-    if (links.kernels.size && !links.kernels.has(this.current)) this.show([...links.kernels].find((k) => this.items.has(k)) ?? this.current);
-    if (!this.source) return;
-    const lines = links.kernelLines.get(this.current) || new Set();
-    const selected = sel && sel.kind === "kernel_line" && String(sel.id) === this.current ? Number(sel.line) : null;
-    this.source.mark(lines, selected);
+    this.state.selected = sel && sel.kind === "kernel" ? String(sel.id) : null;
+    this.state.lit = links.kernels;
+    if (links.kernels.size && !links.kernels.has(this.current)) this.show(this.ids.find((k) => links.kernels.has(k)) ?? this.current);
+    for (const [i, el] of this.list.rows) this._style(i, el);
+    this.marks.lines = links.kernelLines.get(this.current) || new Set();
+    this.marks.selected = sel && sel.kind === "kernel_line" && String(sel.id) === this.current ? Number(sel.line) : null;
+    if (this.source) this.source.mark(this.marks.lines, this.marks.selected);
   }
 
   reveal(sel, links) {
+    const index = this.ids.indexOf(this.current);
+    if (index >= 0) this.list.scrollTo(index);
     const lines = [...(links.kernelLines.get(this.current) || [])].sort((a, b) => a - b);
     const target = sel && sel.kind === "kernel_line" ? Number(sel.line) : lines[0];
+    this.marks.scroll = target;
     if (target && this.source) this.source.scrollTo(target);
   }
 }
 
 export class WrapperStage {
-  constructor(gi, ctx) {
-    this.root = h("div", { class: "ie-stage ie-scroll", "data-stage": "wrapper" });
-    const wrapper = gi.graph.wrapper || {};
-    const kernelLines = wrapper.kernel_lines || {};
-    this.source = new SourceView(wrapper.source || "", "python", {
+  /** @param {{source: string, kernel_lines: object}} wrapper */
+  constructor(wrapper, ctx) {
+    this.root = h("div", { class: "ie-stage ie-wrapper-stage", "data-stage": "wrapper" });
+    const kernelLines = (wrapper && wrapper.kernel_lines) || {};
+    this.source = new SourceView((wrapper && wrapper.source) || "", "python", {
       label: "wrapper",
       clickable: (n) => Object.prototype.hasOwnProperty.call(kernelLines, String(n)),
       onLineClick: (n) => ctx.select({ kind: "wrapper_line", id: String(kernelLines[String(n)]), line: n }),
     });
-    this.root.appendChild(this.source.root);
+    this.root.appendChild(this.source.virtual ? this.source.root : h("div", { class: "ie-scroll ie-fill" }, this.source.root));
   }
 
   update(sel, links) {
@@ -282,11 +358,12 @@ export class WrapperStage {
 }
 
 export class AutotuneStage {
-  constructor(gi, ctx) {
-    this.gi = gi;
+  /** @param {Array} records the autotune part @param {Set<string>} kernelIds ids that have a kernel view */
+  constructor(records, kernelIds, ctx) {
+    this.kernelIds = kernelIds;
     this.ctx = ctx;
     this.root = h("div", { class: "ie-stage ie-scroll", "data-stage": "autotune" });
-    this.rows = list(gi.graph.autotune).map((r, i) => ({ r, i }));
+    this.rows = list(records).map((r, i) => ({ r, i }));
     this.sort = { key: null, dir: 1 };
     if (!this.rows.length) {
       this.root.appendChild(h("p", { class: "ie-muted" }, "No autotuning in this graph (CPU kernels and default configs are not tuned)."));
@@ -316,12 +393,11 @@ export class AutotuneStage {
     clear(this.tbody);
     for (const { r } of rows) {
       const kernel = String(r.kernel ?? "");
-      const known = this.gi.kernels.has(kernel);
       const tr = h(
         "tr",
         { class: `ie-at-row${r.chosen ? " ie-chosen" : ""}${this.lit.has(kernel) ? " ie-lit" : ""}`, "data-kernel": kernel },
         h("td", { class: "ie-chosen-mark", title: r.chosen ? "chosen" : null }, r.chosen ? "✓" : ""),
-        h("td", null, known ? chip("kernel", kernel, this.ctx.go) : kernel),
+        h("td", null, this.kernelIds.has(kernel) ? chip("kernel", kernel, this.ctx.go) : kernel),
         h("td", { class: "ie-mono" }, String(r.choice ?? "")),
         h("td", { class: "ie-num" }, typeof r.time_ms === "number" ? r.time_ms.toFixed(4) : "–"),
         h("td", { class: "ie-muted" }, String(r.source ?? "")),

@@ -1,0 +1,164 @@
+// Level of detail for big graphs: nodes are grouped by the nn.Module they were traced in (each
+// node's `module` path, e.g. "layers.3.attn"), and a module shown closed is one box with a count.
+// The graph drawn is the open modules' own nodes plus one box per closed child module, with the
+// edges between them; clicking a box opens it. A first view opens modules breadth first while the
+// drawing stays under a budget, so a 100,000-node model starts as a few hundred boxes.
+
+export const GROUP_PREFIX = "module:";
+export const LOD_MIN_NODES = 600; // below this the whole graph is drawn, no grouping
+const OPEN_BUDGET = 700; // items drawn by the first view at most
+
+class ModuleNode {
+  constructor(path) {
+    this.path = path;
+    this.children = new Map(); // segment -> ModuleNode
+    this.nodes = []; // node names whose innermost module is exactly this one
+    this.size = 0; // nodes in this module and below
+  }
+}
+
+export class ModuleGroups {
+  /** @param {Array} nodes FX nodes ({name, inputs, module}) */
+  constructor(nodes) {
+    this.nodes = nodes;
+    this.byName = new Map(nodes.map((n) => [String(n.name), n]));
+    this.root = new ModuleNode("");
+    this.modules = new Map([["", this.root]]);
+    this.moduleOf = new Map(); // node name -> ModuleNode it sits in
+    for (const n of nodes) {
+      const path = typeof n.module === "string" ? n.module : "";
+      let at = this.root;
+      at.size += 1;
+      if (path) {
+        let prefix = "";
+        for (const segment of path.split(".")) {
+          prefix = prefix ? `${prefix}.${segment}` : segment;
+          if (!at.children.has(segment)) {
+            const child = new ModuleNode(prefix);
+            at.children.set(segment, child);
+            this.modules.set(prefix, child);
+          }
+          at = at.children.get(segment);
+          at.size += 1;
+        }
+      }
+      at.nodes.push(String(n.name));
+      this.moduleOf.set(String(n.name), at);
+    }
+    this.open = new Set([""]);
+    this._openWithinBudget();
+  }
+
+  get grouped() {
+    return this.nodes.length >= LOD_MIN_NODES && this.root.children.size > 0;
+  }
+
+  _visibleCount() {
+    let count = 0;
+    const walk = (m) => {
+      count += m.nodes.length;
+      for (const child of m.children.values()) {
+        if (this.open.has(child.path)) walk(child);
+        else count += 1;
+      }
+    };
+    walk(this.root);
+    return count;
+  }
+
+  _openWithinBudget() {
+    if (!this.grouped) {
+      for (const path of this.modules.keys()) this.open.add(path);
+      return;
+    }
+    // Single-child chains open for free; then the largest closed modules first, while it fits.
+    let count = this._visibleCount();
+    const queue = [this.root];
+    while (queue.length) {
+      queue.sort((a, b) => b.size - a.size);
+      const m = queue.shift();
+      for (const child of m.children.values()) {
+        const growth = child.children.size + child.nodes.length - 1;
+        if (count + growth <= OPEN_BUDGET || m.children.size === 1) {
+          this.open.add(child.path);
+          count += growth;
+          queue.push(child);
+        }
+      }
+    }
+  }
+
+  /** The closed module box standing for `name`, or `name` itself when it is drawn. */
+  representative(name) {
+    let m = this.moduleOf.get(name);
+    if (!m) return name;
+    let closed = null;
+    for (let p = m.path; ; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
+      if (!this.open.has(p)) closed = p;
+      if (!p) break;
+    }
+    return closed === null ? name : GROUP_PREFIX + closed;
+  }
+
+  /** Open every module on the way to node `name`; true when something opened. */
+  reveal(name) {
+    const m = this.moduleOf.get(name);
+    if (!m) return false;
+    let changed = false;
+    for (let p = m.path; p; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
+      if (!this.open.has(p)) {
+        this.open.add(p);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  openModule(path) {
+    this.open.add(path);
+  }
+
+  closeModule(path) {
+    for (const p of [...this.open]) if (p === path || p.startsWith(`${path}.`)) this.open.delete(p);
+  }
+
+  /** Node names inside module `path` (all depths). */
+  members(path) {
+    const out = [];
+    const walk = (m) => {
+      out.push(...m.nodes);
+      for (const child of m.children.values()) walk(child);
+    };
+    const m = this.modules.get(path);
+    if (m) walk(m);
+    return out;
+  }
+
+  /** What to draw: real nodes of open modules and one pseudo node per closed module, with edges. */
+  visibleNodes() {
+    const out = [];
+    const groups = new Map();
+    const walk = (m) => {
+      for (const name of m.nodes) out.push({ ...this.byName.get(name), inputs: [] });
+      for (const child of m.children.values()) {
+        if (this.open.has(child.path)) walk(child);
+        else {
+          const box = { name: GROUP_PREFIX + child.path, op: "module", target: child.path, module: child.path, size: child.size, inputs: [] };
+          groups.set(box.name, box);
+          out.push(box);
+        }
+      }
+    };
+    walk(this.root);
+    const byName = new Map(out.map((n) => [n.name, n]));
+    for (const n of this.nodes) {
+      const to = byName.get(this.representative(String(n.name)));
+      if (!to) continue;
+      for (const raw of Array.isArray(n.inputs) ? n.inputs : []) {
+        const from = this.representative(String(raw));
+        if (from !== to.name && byName.has(from) && !to.inputs.includes(from)) to.inputs.push(from);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,124 @@
+"""A trace cut into the parts the views load one at a time.
+
+The first view needs a summary (header, graph list, stage counts) and the graph on screen; the rest
+comes when it is opened: a stage's data when its tab is clicked, a kernel's source (and IR) when the
+kernel is shown. The live widget serves parts over custom messages (binary buffers), the static HTML
+embeds them compressed and decodes them on demand: one path for both.
+
+Part keys (``g0`` is a graph id):
+
+- ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ...)
+- ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
+- ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
+- ``g0/fused``: ``{"fused", "not_fused"}``
+- ``g0/kernels``: kernel records without their heavy fields; ``g0/kernel/<id>``: those fields
+  (``source``, ``ir``)
+- ``g0/wrapper``, ``g0/autotune``, and ``g0/<key>`` for any other key a graph carries (``memory``...)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Mapping
+
+from .payload import FX_NODE_KEYS, PG_NODE_KEYS, SCHEMA_NAME, SCHEMA_VERSION, as_trace
+
+HEADER_KEYS = ("schema", "version", "meta", "inputs", "outputs")
+GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "timings")
+STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
+_GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
+HEAVY_KERNEL_KEYS = ("source", "ir")
+
+
+class PartError(KeyError):
+    """No such part in this trace."""
+
+
+def _nodes(part: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(part, Mapping):
+        return {"code": "", "nodes": []}
+    return {"code": part.get("code", ""), "nodes": [{k: n[k] for k in keys if k in n} for n in part.get("nodes", [])]}
+
+
+def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
+    counts = getattr(graph, "counts", None)
+    if callable(counts):  # a lazily serialized graph knows its sizes without serializing
+        return counts()
+    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
+    wrapper = graph.get("wrapper") or {}
+    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
+            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
+            "kernels": size(graph.get("kernels")),
+            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
+            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
+            "autotune": size(graph.get("autotune"))}
+
+
+class TraceParts:
+    """Parts of one trace (a dict, or a mapping that serializes its graphs lazily), made on request."""
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = as_trace(trace)
+        self.graphs = {str(g.get("id")): g for g in self.trace.get("graphs", [])}
+
+    def summary(self) -> dict[str, Any]:
+        out = {k: self.trace[k] for k in HEADER_KEYS if k in self.trace}
+        out.setdefault("schema", SCHEMA_NAME)
+        out.setdefault("version", SCHEMA_VERSION)
+        out.setdefault("meta", {})
+        out["parts"] = self.top_keys()
+        graphs = []
+        for graph in self.graphs.values():
+            head = {k: graph[k] for k in GRAPH_HEADER_KEYS if k in graph}
+            head["counts"] = _counts(graph)
+            head["parts"] = [k for k in graph if k not in _GRAPH_CONSUMED]
+            graphs.append(head)
+        out["graphs"] = graphs
+        return out
+
+    def top_keys(self) -> list[str]:
+        return [k for k in self.trace if k not in HEADER_KEYS and k != "graphs"]
+
+    def keys(self) -> Iterator[str]:
+        """Every part key (the static export embeds them all)."""
+        yield from self.top_keys()
+        for gid, graph in self.graphs.items():
+            for stage in STAGE_PARTS:
+                yield f"{gid}/{stage}"
+            yield f"{gid}/loop_ir_bodies"
+            for kernel in graph.get("kernels") or []:
+                yield f"{gid}/kernel/{kernel['id']}"
+            yield from (f"{gid}/{k}" for k in graph if k not in _GRAPH_CONSUMED)
+
+    def get(self, key: str) -> Any:
+        if key in self.trace and key not in HEADER_KEYS and key != "graphs":
+            return self.trace[key]
+        gid, sep, rest = key.partition("/")
+        graph = self.graphs.get(gid)
+        if not sep or graph is None:
+            raise PartError(f"no part {key!r} in this trace")
+        if rest.startswith("kernel/"):
+            kernel = next((k for k in graph.get("kernels") or [] if str(k.get("id")) == rest[len("kernel/"):]), None)
+            if kernel is None:
+                raise PartError(f"no kernel {rest[len('kernel/'):]!r} in graph {gid}")
+            return {k: kernel[k] for k in HEAVY_KERNEL_KEYS if k in kernel}
+        make = {
+            "fx": lambda: _nodes(graph.get("fx"), FX_NODE_KEYS),
+            "post_grad": lambda: _nodes(graph.get("post_grad"), PG_NODE_KEYS),
+            "loop_ir": lambda: [{k: v for k, v in n.items() if k != "body"} for n in graph.get("loop_ir") or []],
+            "loop_ir_bodies": lambda: {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []},
+            "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
+            "kernels": lambda: [{k: v for k, v in kernel.items() if k not in HEAVY_KERNEL_KEYS}
+                                for kernel in graph.get("kernels") or []],
+            "wrapper": lambda: graph.get("wrapper") or {"source": "", "kernel_lines": {}},
+            "autotune": lambda: graph.get("autotune") or [],
+        }.get(rest)
+        if make is not None:
+            return make()
+        if rest in graph and rest not in _GRAPH_CONSUMED:
+            return graph[rest]
+        raise PartError(f"no part {key!r} in this trace")
+
+    def encoded(self, key: str) -> bytes:
+        """The part as compact UTF-8 JSON (strict: no NaN)."""
+        return json.dumps(self.get(key), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
