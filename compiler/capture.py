@@ -8,13 +8,14 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from . import toggles
+from . import frames, toggles
 from ._torch import backend as _backend
 from ._torch import environment, errors, hooks, inductor_config, scheduler_ir, timing
 from ._torch.output_code import provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
 from .errors import CompileError
+from .fx_stage import StageNames
 from .stages import AutotuneRecord, GraphCapture
 
 _RESUME_PREFIX = "torch_dynamo_resume_in"
@@ -28,6 +29,7 @@ class _Recorder:
         self.active = True
         self.stage = "tracing"
         self.dynamo_modules: list[torch.fx.GraphModule] = []
+        self.dynamo_graph_paths: list[dict[int, str]] = []
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
         self.entry_code: types.CodeType | None = None
@@ -43,13 +45,17 @@ class _Recorder:
     def on_dynamo_graph(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
         if not self.active:
             return -1
-        self.dynamo_modules.append(_backend.copy_graph_module(gm))
+        copy = _backend.copy_graph_module(gm)
+        self.dynamo_modules.append(copy)
+        # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
+        self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(copy.graph): ""})
         return len(self.dynamo_modules) - 1
 
     def around_inner(self, dynamo_index: int, compile_inner: Callable[..., Any], gm: Any, inputs: Any, **kwargs: Any) -> Any:
         if not self.active or dynamo_index < 0:
             return compile_inner(gm, inputs, **kwargs)
-        record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs))
+        record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs), post_grad_module=gm,
+                             dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
         self.inner.append(record)
         outer, self.current = self.current, record
         previous_stage, self.stage = self.stage, "lowering"
@@ -64,19 +70,31 @@ class _Recorder:
 
     # --- Inductor hooks --------------------------------------------------------------------
     def on_pre_fusion(self, nodes: list[Any]) -> None:
-        if self.current is None:
+        names, path = self._lowering()
+        if names is None or path is None:
             return
-        self.stage = "scheduling"
-        self.current.loop_ir = [scheduler_ir.loop_ir_record(n) for n in nodes]
-        kept = {r["name"] for r in self.current.loop_ir}
-        self.current.eliminated = scheduler_ir.eliminated_records(kept)
-        self.current.post_grad_module = scheduler_ir.lowered_graph_module()
+        if not path:
+            self.stage = "scheduling"
+        records = [scheduler_ir.loop_ir_record(n, names.name_of) for n in nodes]
+        self.current.loop_ir += records
+        self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
 
     def on_post_fusion(self, nodes: list[Any]) -> None:
-        if self.current is None:
+        names, path = self._lowering()
+        if names is None or path is None:
             return
-        self.stage = "codegen"
-        self.current.fused = [scheduler_ir.fused_record(n) for n in nodes]
+        if not path:
+            self.stage = "codegen"
+        self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def _lowering(self) -> tuple[StageNames | None, str | None]:
+        """Names of the graph being compiled, and the path of the subgraph Inductor is scheduling now
+        ("" for the graph itself); None for lowerings of something else (autotuning benchmarks)."""
+        if self.current is None or self.current.post_grad_module is None:
+            return None, None
+        if self.current.names is None:
+            self.current.names = StageNames(self.current.post_grad_module)
+        return self.current.names, self.current.names.path_of(scheduler_ir.lowered_graph_module())
 
     def on_output_code(self, code: str) -> None:
         if self.current is None:
@@ -108,7 +126,14 @@ class _Recorder:
 
     # --- results ---------------------------------------------------------------------------
     def graphs(self) -> list[GraphCapture]:
-        return [assemble(i, rec, self.dynamo_modules[rec.dynamo_index]) for i, rec in enumerate(self.inner)]
+        graphs: list[GraphCapture] = []
+        forwards: dict[int, GraphCapture] = {}  # Dynamo graph -> its forward, whose values a backward reads
+        for i, rec in enumerate(self.inner):
+            forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
+            graphs.append(assemble(i, rec, self.dynamo_modules[rec.dynamo_index], forward))
+            if rec.kind == "forward":
+                forwards[rec.dynamo_index] = graphs[-1]
+        return graphs
 
 
 def _clone_function(fn: types.FunctionType) -> types.FunctionType:
@@ -234,6 +259,7 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
     # AOT autograd's own time: its timer also spans the inner (Inductor) compiles it calls
     timings["aot"] = round(max(0.0, raw.get("create_aot_dispatcher_function", 0.0) - raw.get("compile_fx_inner", 0.0)), 6)
     meta = environment.describe(device)
+    sources = user_sources(graphs)
     return Compilation(
         function=name,
         toggles=toggles.toggle_names_for(settings) if config else {},
@@ -244,7 +270,8 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         inputs=tensor_specs(inputs),
         output_specs=tensor_specs(outputs) if outputs is not None else [],
         graphs=graphs,
-        sources=user_sources(graphs),
+        sources=sources,
+        library_files={file: library for file in sources if (library := frames.library_of(file))},
         outputs=outputs,
         compiled=compiled,
         target=target,

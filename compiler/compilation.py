@@ -68,6 +68,7 @@ class Compilation(_Rendered):
     output_specs: list[dict[str, Any]]
     graphs: list[GraphCapture]
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -105,6 +106,12 @@ class Compilation(_Rendered):
         from .runs.bench import bench_compilation
 
         return bench_compilation(self)
+
+    def provenance(self) -> Any:
+        """Every kernel linked to nodes and lines, explained (``provenance_note``), or missing."""
+        from .provenance import ProvenanceReport
+
+        return ProvenanceReport.of(self)
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -17,12 +17,15 @@ VERSION = 2
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:
-    return {
+    out = {
         "name": n.name, "op": n.op, "target": n.target, "args": n.args, "shape": n.shape, "dtype": n.dtype,
         "inputs": n.inputs, "users": n.users, "user_line": list(n.user_line) if n.user_line else None,
         "stack": [list(f) for f in n.stack], "fx": n.fx, "post_grad": n.post_grad, "loop_ir": n.loop_ir,
         "kernels": n.kernels,
     }
+    if n.subgraph:
+        out["subgraph"] = n.subgraph
+    return out
 
 
 def _fx_stage(s: FxStage) -> dict[str, Any]:
@@ -42,13 +45,16 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
 
 
 def _kernel(k: Kernel) -> dict[str, Any]:
-    return {
+    out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
         "user_lines": [list(u) for u in k.user_lines],
         "line_nodes": {str(line): names for line, names in k.line_nodes.items()},
         "wrapper_lines": k.wrapper_lines, "meta": _jsonable(k.meta),
     }
+    if k.provenance_note:
+        out["provenance_note"] = k.provenance_note
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -78,7 +84,7 @@ def _graph(g: GraphCapture) -> dict[str, Any]:
 
 
 def to_json(c: Compilation) -> dict[str, Any]:
-    return {
+    out = {
         "schema": SCHEMA,
         "version": VERSION,
         "meta": {
@@ -91,6 +97,9 @@ def to_json(c: Compilation) -> dict[str, Any]:
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_graph(g) for g in c.graphs],
     }
+    if c.library_files:
+        out["library_files"] = dict(c.library_files)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -134,6 +143,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             backward=bool(meta.get("backward", False)), timings=dict(meta.get("timings") or {}),
             inputs=list(data.get("inputs") or []), output_specs=list(data.get("outputs") or []), graphs=graphs,
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
+            library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
         )
     except TraceFormatError:
         raise
@@ -147,7 +157,7 @@ def _load_node(n: dict[str, Any]) -> FxNode:
         dtype=n.get("dtype"), inputs=list(n.get("inputs", [])), users=list(n.get("users", [])),
         user_line=tuple(n["user_line"]) if n.get("user_line") else None,
         stack=[tuple(f) for f in n.get("stack", [])], fx=list(n.get("fx", [])), post_grad=list(n.get("post_grad", [])),
-        loop_ir=list(n.get("loop_ir", [])), kernels=list(n.get("kernels", [])),
+        loop_ir=list(n.get("loop_ir", [])), kernels=list(n.get("kernels", [])), subgraph=n.get("subgraph"),
     )
 
 
@@ -176,6 +186,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
         fx_nodes=list(k.get("fx_nodes", [])), user_lines=[tuple(u) for u in k.get("user_lines", [])],
         line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
         wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
+        provenance_note=k.get("provenance_note"),
     )
 
 

@@ -38,8 +38,9 @@ class FxNode(_Rendered):
     dtype: str | None = None
     inputs: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
-    user_line: tuple[str, int] | None = None  # (filename, lineno) of the innermost user frame
-    stack: list[tuple[str, int, str]] = field(default_factory=list)
+    user_line: tuple[str, int] | None = None  # (filename, lineno): see compiler.frames.best_line
+    stack: list[tuple[str, int, str]] = field(default_factory=list)  # every frame, outermost first
+    subgraph: str | None = None  # path of the higher-order op's body holding it; None in the main graph
     fx: list[str] = field(default_factory=list)  # post-grad node -> Dynamo FX nodes it came from
     post_grad: list[str] = field(default_factory=list)  # Dynamo FX node -> post-grad nodes made from it
     loop_ir: list[str] = field(default_factory=list)
@@ -141,6 +142,7 @@ class Kernel(_Rendered):
     line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
     wrapper_lines: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    provenance_note: str | None = None  # why some of post_grad_nodes / fx_nodes / user_lines are empty
     graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
     @property

@@ -6,8 +6,8 @@ import contextlib
 import types
 from typing import Any, Callable, Iterator
 
-from . import (autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes, output_code,
-               scheduler_passes)
+from . import (autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes, module_frames,
+               output_code, scheduler_passes)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -46,4 +46,5 @@ def capture_hooks(
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
         stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
+        stack.enter_context(module_frames.keep_nn_module_frames())
         yield
