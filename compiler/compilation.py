@@ -72,6 +72,7 @@ class Compilation(_Rendered):
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
+            graph.library_files = self.library_files
             for kernel in graph.kernels:
                 kernel.graph = graph
     # live handles: present only in the process that compiled

@@ -205,6 +205,7 @@ class GraphCapture(_Rendered):
     not_fused: list[NotFused] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     compiled_fn: Any = None  # Inductor's callable for this graph while live
+    library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
 
     @property
     def id(self) -> str:
