@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import frames, provenance, triton_meta, wrapper_code
+from . import features, frames, provenance, triton_meta, wrapper_code
 from ._torch import fx_meta, runtime
-from .fx_stage import fx_stage, input_links, link_post_grad_to_fx
+from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
 from .stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused, Wrapper, AutotuneRecord
 
 
@@ -34,6 +34,8 @@ class InnerRecord:
     kernel_traces: dict[str, list[str]] = field(default_factory=dict)
     node_lines: dict[str, set[str]] = field(default_factory=dict)
     kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
+    combos: dict[str, list[list[str]]] = field(default_factory=dict)  # "kernel:handle" -> sub-kernels' nodes
+    pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
     compiled_fn: Any = None
@@ -64,7 +66,29 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: Graph
         compiled_fn=record.compiled_fn,
     )
     provenance.annotate(graph)
+    graph.features = features.find(
+        kernels, post_grad, record.wrapper, {_split_key(key): groups for key, groups in record.combos.items()},
+        {n.name: n.origins for n in loop_ir}, _pad_decisions_of(record),
+    )
     return graph
+
+
+def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
+    """The shape-padding decisions whose matmul ended up in this graph, linked to its post-grad nodes
+    (the decision names a node of the joint graph; post-grad nodes record it in ``from_node``)."""
+    if record.post_grad_module is None:
+        return []
+    made_from: dict[tuple[str, int | None], list[str]] = {}
+    for path, module in graph_modules(record.post_grad_module):
+        for node in module.graph.nodes:
+            for source in fx_meta.origin_sources(node):
+                made_from.setdefault(source, []).append(qualified(path, node.name))
+    out = []
+    for decision in record.pad_decisions:
+        nodes = made_from.get((decision["node"], decision["graph_id"]), [])
+        if nodes:  # a training step's matmul lands in the forward or the backward graph
+            out.append({**{k: v for k, v in decision.items() if k != "graph_id"}, "nodes": nodes})
+    return out
 
 
 def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:

@@ -30,6 +30,8 @@ class _Recorder:
         self.stage = "tracing"
         self.dynamo_modules: list[torch.fx.GraphModule] = []
         self.dynamo_graph_paths: list[dict[int, str]] = []
+        self.combo: list[list[str]] | None = None
+        self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
         self.entry_code: types.CodeType | None = None
@@ -110,6 +112,16 @@ class _Recorder:
     def on_kernel_nodes(self, key: str, node_names: list[str]) -> None:
         if self.current is not None:
             self.current.kernel_nodes[key] = node_names
+            if self.combo is not None:
+                self.current.combos[key] = self.combo
+
+    def on_combo_kernel(self, groups: list[list[str]] | None) -> None:
+        self.combo = groups  # the kernels codegen reports until None are this combo kernel
+
+    def on_pad_mm(self, decision: dict[str, Any]) -> None:
+        """Shape-padding decisions come from the joint-graph passes, before the inner compiles."""
+        if self.active and self.dynamo_modules:
+            self.pad_decisions.setdefault(len(self.dynamo_modules) - 1, []).append(decision)
 
     def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
         if self.current is not None:
@@ -130,6 +142,7 @@ class _Recorder:
         forwards: dict[int, GraphCapture] = {}  # Dynamo graph -> its forward, whose values a backward reads
         for i, rec in enumerate(self.inner):
             forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
+            rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
             graphs.append(assemble(i, rec, self.dynamo_modules[rec.dynamo_index], forward))
             if rec.kind == "forward":
                 forwards[rec.dynamo_index] = graphs[-1]
@@ -219,6 +232,8 @@ def capture(
         on_fusion_refused=recorder.on_fusion_refused,
         on_autotune=recorder.on_autotune,
         keep_code=recorder.keep_code,
+        on_combo_kernel=recorder.on_combo_kernel,
+        on_pad_mm=recorder.on_pad_mm,
     ):
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()

@@ -108,6 +108,10 @@ class Compilation(_Rendered):
 
         return bench_compilation(self)
 
+    def features(self, system: str | None = None) -> list[Any]:
+        """What each Inductor system did here (``compiler.features.SYSTEMS``), every graph, in order."""
+        return [f for g in self.graphs for f in g.features if system is None or f.system == system]
+
     def provenance(self) -> Any:
         """Every kernel linked to nodes and lines, explained (``provenance_note``), or missing."""
         from .provenance import ProvenanceReport

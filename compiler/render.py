@@ -132,6 +132,10 @@ def _graph_tree(graph: GraphCapture, tree: Tree, full: bool) -> Tree:
     for kernel in graph.kernels:
         kernels.add(rich_of(kernel))
     tree.add(Text(f"wrapper: {repr(graph.wrapper)}"))
+    if graph.features:
+        systems = tree.add(Text(f"Inductor systems ({len(graph.features)} findings)"))
+        for use in graph.features:
+            systems.add(Text(repr(use)))
     tune = tree.add(Text(f"autotune ({len(graph.autotune)} records)"))
     for rec in graph.autotune[:20]:
         tune.add(Text(f"{'*' if rec.chosen else ' '} {rec.kernel}: {rec.choice} {rec.time_ms:.4f} ms"))
@@ -235,6 +239,9 @@ def _(graph: GraphCapture) -> str:
              "<details><summary>fused groups</summary>" + "".join(html_of(g) + "<br>" for g in graph.fused) + "</details>",
              "<details open><summary>kernels</summary>" + "".join(html_of(k) for k in graph.kernels) + "</details>",
              "<details><summary>wrapper</summary>" + html_of(graph.wrapper) + "</details>"]
+    if graph.features:
+        parts.append(_table(["system", "kernel", "what it did", "nodes"],
+                            [[f.system, f.kernel or "", f.summary, ", ".join(f.nodes)] for f in graph.features]))
     if graph.autotune:
         parts.append(_table(["kernel", "choice", "ms", "chosen"],
                             [[a.kernel, a.choice, f"{a.time_ms:.4f}", "*" if a.chosen else ""] for a in graph.autotune]))

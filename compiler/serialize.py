@@ -9,6 +9,7 @@ from typing import Any
 from . import sympy_io
 from .compilation import Compilation
 from .errors import TraceFormatError
+from .features import FeatureUse
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
 
@@ -80,7 +81,19 @@ def _graph(g: GraphCapture) -> dict[str, Any]:
         "wrapper": {"source": g.wrapper.source, "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
         "autotune": [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                       "source": a.source} for a in g.autotune],
+        **({"features": [_feature(f) for f in g.features]} if g.features else {}),
     }
+
+
+def _feature(f: FeatureUse) -> dict[str, Any]:
+    return {"system": f.system, "summary": f.summary, "kernel": f.kernel, "lines": list(f.lines),
+            "nodes": list(f.nodes), "wrapper_lines": list(f.wrapper_lines), "detail": _jsonable(f.detail)}
+
+
+def _load_feature(f: dict[str, Any]) -> FeatureUse:
+    return FeatureUse(system=str(f["system"]), summary=str(f.get("summary", "")), kernel=f.get("kernel"),
+                      lines=tuple(f.get("lines", [])), nodes=tuple(f.get("nodes", [])),
+                      wrapper_lines=tuple(f.get("wrapper_lines", [])), detail=dict(f.get("detail") or {}))
 
 
 def to_json(c: Compilation) -> dict[str, Any]:
@@ -209,4 +222,5 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
         timings=dict(g.get("timings", {})),
+        features=[_load_feature(f) for f in g.get("features", [])],
     )

@@ -206,6 +206,7 @@ class GraphCapture(_Rendered):
     timings: dict[str, float] = field(default_factory=dict)
     compiled_fn: Any = None  # Inductor's callable for this graph while live
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
+    features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
 
     @property
     def id(self) -> str:

@@ -61,3 +61,41 @@ class ResidualBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + torch.nn.functional.gelu(self.fc(self.norm(x)))
+
+
+def embedding_lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Indirect indexing: Inductor checks every index against the table's size inside the kernel."""
+    return torch.nn.functional.embedding(ids, table) * 2
+
+
+def clear_sign_bit(x: torch.Tensor) -> torch.Tensor:
+    """view(dtype) both ways: float32 bits as int32, mask the sign bit, back to float32 (|x| + 1)."""
+    return (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32) + 1
+
+
+def independent_pointwise(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Three pointwise ops on unrelated inputs: nothing to fuse; combo kernels launch them together."""
+    return a.sin() + 1, b.cos() * 2, c.exp() - 1
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """A plain mm: with an unaligned K, Inductor's shape padding considers padding it (CUDA)."""
+    return a @ b
+
+
+def running_sum(x: torch.Tensor) -> torch.Tensor:
+    """cumsum over one long dimension: on CUDA a split scan with a workspace shared by its blocks."""
+    return torch.cumsum(x, dim=0)
+
+
+def _positive_branch(x: torch.Tensor) -> torch.Tensor:
+    return x.sin() * 2
+
+
+def _negative_branch(x: torch.Tensor) -> torch.Tensor:
+    return x.cos() + 1
+
+
+def branches(x: torch.Tensor) -> torch.Tensor:
+    """torch.cond: data-dependent control flow, each branch a subgraph Inductor lowers on its own."""
+    return torch.cond(x.sum() > 0, _positive_branch, _negative_branch, (x,))
