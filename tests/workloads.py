@@ -30,6 +30,14 @@ def bf16_roundtrip(x: torch.Tensor) -> torch.Tensor:
     return (x.bfloat16() * 3 + 1).float() * 2
 
 
+def rounding_feeds_the_math(cpp_source: str) -> bool:
+    """Whether an ``emulate_precision_casts`` C++ kernel converts its bfloat16-rounded values back to
+    float for the next op. The C++ backend of torch 2.11 and 2.12 emits the rounding casts but keeps
+    computing on the unrounded values (the casts' results are never read), so its outputs equal the
+    default build's; later releases round every intermediate as eager does."""
+    return "convert<float" in cpp_source
+
+
 def transposed_add(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """a + b.t() with a and b realized: loop ordering after fusion fuses b's kernel into the sum (GPU)."""
     a = x * 2
