@@ -6,7 +6,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: setup browser demo test lab gpu-test clean bundle
+# `make compat`: the CPU suite once per supported torch, each in its own venv under COMPAT_DIR (made on
+# first use; point COMPAT_DIR at existing venvs named torch-<version> to reuse them). Wheels come from
+# PyPI unless COMPAT_PIP says otherwise (e.g. --index-url https://download.pytorch.org/whl/cpu).
+COMPAT_TORCH ?= 2.11.0 2.12.1 2.13.0 2.14.1
+COMPAT_DIR ?= .compat
+COMPAT_PIP ?=
+COMPAT_TESTS ?= -m "not gpu" tests
+# `make real-models`: torchvision from PyPI imports only beside its own torch build, so it runs there.
+REAL_MODELS_TORCH ?= 2.14.1
+TORCHVISION ?= 0.29.1
+
+.PHONY: setup browser demo test lab gpu-test clean bundle compat real-models
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +39,30 @@ browser:
 test: setup browser
 	$(PY) -m pytest -m "not gpu" tests
 
+$(COMPAT_DIR)/torch-%/.installed: pyproject.toml
+	$(PYTHON) -m venv $(COMPAT_DIR)/torch-$*
+	$(COMPAT_DIR)/torch-$*/bin/python -m pip install -q --upgrade pip
+	$(COMPAT_DIR)/torch-$*/bin/python -c "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$*')" 2>/dev/null \
+		|| $(COMPAT_DIR)/torch-$*/bin/python -m pip install -q $(COMPAT_PIP) "torch==$*"
+	$(COMPAT_DIR)/torch-$*/bin/python -m pip install -q -e ".[test]"
+	touch $@
+
+compat: browser $(foreach v,$(COMPAT_TORCH),$(COMPAT_DIR)/torch-$(v)/.installed)
+	@failed=""; for v in $(COMPAT_TORCH); do \
+		echo "== torch $$v"; \
+		$(COMPAT_DIR)/torch-$$v/bin/python -m pytest -q -p no:cacheprovider $(COMPAT_TESTS) || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "compat: failed on torch$$failed"; exit 1; fi; echo "compat: passed on torch $(COMPAT_TORCH)"
+
+$(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision: $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.installed
+	$(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python -m pip install -q --no-deps "torchvision==$(TORCHVISION)"
+	$(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python -m pip install -q pillow
+	touch $@
+
+# Every model of benchmarks/real_models.py: outputs match eager, every kernel linked or explained, save/load.
+real-models: $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision
+	PYTHONPATH=$(CURDIR) $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python benchmarks/real_models.py
+
 lab: setup
 	$(VENV)/bin/jupyter lab examples/
 
@@ -41,4 +76,4 @@ gpu-test:
 	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu $(GPU_TESTS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(COMPAT_DIR)

@@ -10,10 +10,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import triton_meta, wrapper_code
+from . import features, frames, provenance, triton_meta, wrapper_code
 from ._torch import fx_meta, runtime
-from .fx_stage import fx_stage, link_post_grad_to_fx
-from .stages import FusedGroup, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused, Wrapper, AutotuneRecord
+from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
+from .stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused, Wrapper, AutotuneRecord
 
 
 @dataclass
@@ -24,7 +24,9 @@ class InnerRecord:
     kind: str
     loop_ir: list[dict[str, Any]] = field(default_factory=list)
     eliminated: list[dict[str, Any]] = field(default_factory=list)
-    post_grad_module: Any = None
+    post_grad_module: Any = None  # the GraphModule handed to Inductor's inner compile (lowered in place)
+    names: Any = None  # fx_stage.StageNames of post_grad_module, made once it is lowered
+    dynamo_graph_paths: dict[int, str] = field(default_factory=dict)  # Dynamo fx.Graph id -> subgraph path
     fused: list[dict[str, Any]] = field(default_factory=list)
     refused: list[tuple[str, str, str]] = field(default_factory=list)
     wrapper: str = ""
@@ -32,15 +34,19 @@ class InnerRecord:
     kernel_traces: dict[str, list[str]] = field(default_factory=dict)
     node_lines: dict[str, set[str]] = field(default_factory=dict)
     kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
+    combos: dict[str, list[list[str]]] = field(default_factory=dict)  # "kernel:handle" -> sub-kernels' nodes
+    pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
     compiled_fn: Any = None
 
 
-def assemble(index: int, record: InnerRecord, dynamo_module: Any) -> GraphCapture:
+def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: GraphCapture | None = None) -> GraphCapture:
+    """``forward``: for a backward graph, the forward graph of the same Dynamo graph (its saved values)."""
     fx = fx_stage("fx", dynamo_module)  # its own copy: forward and backward link it differently
     post_grad = fx_stage("post_grad", record.post_grad_module)
-    link_post_grad_to_fx(post_grad, fx, record.post_grad_module)
+    inputs = input_links(post_grad, fx, forward.post_grad if forward is not None else None)
+    link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs)
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
     fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f["origins"]))
              for f in record.fused]
@@ -59,7 +65,30 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any) -> GraphCaptur
         not_fused=_not_fused(record.refused, group_of), timings=dict(record.timings),
         compiled_fn=record.compiled_fn,
     )
+    provenance.annotate(graph)
+    graph.features = features.find(
+        kernels, post_grad, record.wrapper, {_split_key(key): groups for key, groups in record.combos.items()},
+        {n.name: n.origins for n in loop_ir}, _pad_decisions_of(record),
+    )
     return graph
+
+
+def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
+    """The shape-padding decisions whose matmul ended up in this graph, linked to its post-grad nodes
+    (the decision names a node of the joint graph; post-grad nodes record it in ``from_node``)."""
+    if record.post_grad_module is None:
+        return []
+    made_from: dict[tuple[str, int | None], list[str]] = {}
+    for path, module in graph_modules(record.post_grad_module):
+        for node in module.graph.nodes:
+            for source in fx_meta.origin_sources(node):
+                made_from.setdefault(source, []).append(qualified(path, node.name))
+    out = []
+    for decision in record.pad_decisions:
+        nodes = made_from.get((decision["node"], decision["graph_id"]), [])
+        if nodes:  # a training step's matmul lands in the forward or the backward graph
+            out.append({**{k: v for k, v in decision.items() if k != "graph_id"}, "nodes": nodes})
+    return out
 
 
 def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:
@@ -166,31 +195,28 @@ def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post
     kernel.loop_ir = [n.name for n in members]
     first = next((n.group for n in members if n.group), None)  # the group of the first call
     kernel.group = first
-    if not kernel.post_grad_nodes:
-        kernel.post_grad_nodes = [o for n in members for o in n.origins]
+    if scheduled or not kernel.post_grad_nodes:  # members' origins carry subgraph-qualified names
+        kernel.post_grad_nodes = list(dict.fromkeys(o for n in members for o in n.origins)) or kernel.post_grad_nodes
     if kernel.language != "extern":
         kernel.line_nodes = _line_nodes(kernel, members, record.node_lines)
     by_name = {n.name: n for n in post_grad.nodes}
-    fx_names: list[str] = []
-    user_lines: list[tuple[str, int]] = []
-    for name in kernel.post_grad_nodes:
-        node = by_name.get(name)
-        if node is None:
-            continue
-        fx_names += [f for f in node.fx if f not in fx_names]
-        if node.user_line and node.user_line not in user_lines:
-            user_lines.append(node.user_line)
     fx_by_name = {n.name: n for n in fx.nodes}
-    for name in fx_names:  # a pattern-rewritten node (addmm from mm + add) keeps only one line itself
-        line = fx_by_name[name].user_line if name in fx_by_name else None
-        if line and line not in user_lines:
-            user_lines.append(line)
-    for trace in kernel.meta.get("stack_traces", []):  # Inductor's own per-kernel stack traces
-        for file, line, _ in fx_meta.frames_of(trace)[-1:]:
-            if (file, line) not in user_lines:
-                user_lines.append((file, line))
-    kernel.fx_nodes = fx_names
-    kernel.user_lines = user_lines
+    pg_nodes = [by_name[name] for name in kernel.post_grad_nodes if name in by_name]
+    pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
+    kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))
+    nodes = pg_nodes + [fx_by_name[name] for name in kernel.fx_nodes if name in fx_by_name]
+    kernel.user_lines = _user_lines(nodes, kernel.meta.get("stack_traces", []))
+    kernel.meta["stack_traces"] = [frames.strip_entry(t) for t in kernel.meta.get("stack_traces", [])]
+
+
+def _user_lines(nodes: list[FxNode], stack_traces: list[str]) -> list[tuple[str, int]]:
+    """Each node's own line first (a pattern-rewritten node such as addmm from mm + add keeps one line
+    itself; its FX nodes add the others), then the rest of every node's stack, innermost first."""
+    lines = [node.user_line for node in nodes if node.user_line]
+    stacks = [node.stack for node in nodes] + [frames.without_entry(fx_meta.frames_of(t)) for t in stack_traces]
+    lines += [line for stack in stacks if stack for line in [frames.best_line(stack)] if line]
+    lines += [line for stack in stacks for line in frames.stack_lines(stack)]
+    return list(dict.fromkeys(lines))
 
 
 def _line_nodes(kernel: Kernel, members: list[LoopIRNode], node_lines: dict[str, set[str]]) -> dict[int, list[str]]:

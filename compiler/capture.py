@@ -8,13 +8,14 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from . import toggles
+from . import frames, toggles
 from ._torch import backend as _backend
 from ._torch import environment, errors, hooks, inductor_config, scheduler_ir, timing
 from ._torch.output_code import provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
 from .errors import CompileError
+from .fx_stage import StageNames
 from .stages import AutotuneRecord, GraphCapture
 
 _RESUME_PREFIX = "torch_dynamo_resume_in"
@@ -28,6 +29,9 @@ class _Recorder:
         self.active = True
         self.stage = "tracing"
         self.dynamo_modules: list[torch.fx.GraphModule] = []
+        self.dynamo_graph_paths: list[dict[int, str]] = []
+        self.combo: list[list[str]] | None = None
+        self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
         self.entry_code: types.CodeType | None = None
@@ -43,13 +47,17 @@ class _Recorder:
     def on_dynamo_graph(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
         if not self.active:
             return -1
-        self.dynamo_modules.append(_backend.copy_graph_module(gm))
+        copy = _backend.copy_graph_module(gm)
+        self.dynamo_modules.append(copy)
+        # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
+        self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(copy.graph): ""})
         return len(self.dynamo_modules) - 1
 
     def around_inner(self, dynamo_index: int, compile_inner: Callable[..., Any], gm: Any, inputs: Any, **kwargs: Any) -> Any:
         if not self.active or dynamo_index < 0:
             return compile_inner(gm, inputs, **kwargs)
-        record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs))
+        record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs), post_grad_module=gm,
+                             dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
         self.inner.append(record)
         outer, self.current = self.current, record
         previous_stage, self.stage = self.stage, "lowering"
@@ -64,19 +72,31 @@ class _Recorder:
 
     # --- Inductor hooks --------------------------------------------------------------------
     def on_pre_fusion(self, nodes: list[Any]) -> None:
-        if self.current is None:
+        names, path = self._lowering()
+        if names is None or path is None:
             return
-        self.stage = "scheduling"
-        self.current.loop_ir = [scheduler_ir.loop_ir_record(n) for n in nodes]
-        kept = {r["name"] for r in self.current.loop_ir}
-        self.current.eliminated = scheduler_ir.eliminated_records(kept)
-        self.current.post_grad_module = scheduler_ir.lowered_graph_module()
+        if not path:
+            self.stage = "scheduling"
+        records = [scheduler_ir.loop_ir_record(n, names.name_of) for n in nodes]
+        self.current.loop_ir += records
+        self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
 
     def on_post_fusion(self, nodes: list[Any]) -> None:
-        if self.current is None:
+        names, path = self._lowering()
+        if names is None or path is None:
             return
-        self.stage = "codegen"
-        self.current.fused = [scheduler_ir.fused_record(n) for n in nodes]
+        if not path:
+            self.stage = "codegen"
+        self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def _lowering(self) -> tuple[StageNames | None, str | None]:
+        """Names of the graph being compiled, and the path of the subgraph Inductor is scheduling now
+        ("" for the graph itself); None for lowerings of something else (autotuning benchmarks)."""
+        if self.current is None or self.current.post_grad_module is None:
+            return None, None
+        if self.current.names is None:
+            self.current.names = StageNames(self.current.post_grad_module)
+        return self.current.names, self.current.names.path_of(scheduler_ir.lowered_graph_module())
 
     def on_output_code(self, code: str) -> None:
         if self.current is None:
@@ -92,6 +112,16 @@ class _Recorder:
     def on_kernel_nodes(self, key: str, node_names: list[str]) -> None:
         if self.current is not None:
             self.current.kernel_nodes[key] = node_names
+            if self.combo is not None:
+                self.current.combos[key] = self.combo
+
+    def on_combo_kernel(self, groups: list[list[str]] | None) -> None:
+        self.combo = groups  # the kernels codegen reports until None are this combo kernel
+
+    def on_pad_mm(self, decision: dict[str, Any]) -> None:
+        """Shape-padding decisions come from the joint-graph passes, before the inner compiles."""
+        if self.active and self.dynamo_modules:
+            self.pad_decisions.setdefault(len(self.dynamo_modules) - 1, []).append(decision)
 
     def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
         if self.current is not None:
@@ -108,7 +138,15 @@ class _Recorder:
 
     # --- results ---------------------------------------------------------------------------
     def graphs(self) -> list[GraphCapture]:
-        return [assemble(i, rec, self.dynamo_modules[rec.dynamo_index]) for i, rec in enumerate(self.inner)]
+        graphs: list[GraphCapture] = []
+        forwards: dict[int, GraphCapture] = {}  # Dynamo graph -> its forward, whose values a backward reads
+        for i, rec in enumerate(self.inner):
+            forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
+            rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
+            graphs.append(assemble(i, rec, self.dynamo_modules[rec.dynamo_index], forward))
+            if rec.kind == "forward":
+                forwards[rec.dynamo_index] = graphs[-1]
+        return graphs
 
 
 def _clone_function(fn: types.FunctionType) -> types.FunctionType:
@@ -195,6 +233,8 @@ def capture(
         on_fusion_refused=recorder.on_fusion_refused,
         on_autotune=recorder.on_autotune,
         keep_code=recorder.keep_code,
+        on_combo_kernel=recorder.on_combo_kernel,
+        on_pad_mm=recorder.on_pad_mm,
     ):
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
@@ -237,6 +277,7 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
     # AOT autograd's own time: its timer also spans the inner (Inductor) compiles it calls
     timings["aot"] = round(max(0.0, raw.get("create_aot_dispatcher_function", 0.0) - raw.get("compile_fx_inner", 0.0)), 6)
     meta = environment.describe(device)
+    sources = user_sources(graphs)
     return Compilation(
         function=name,
         toggles=toggles.toggle_names_for(settings) if config else {},
@@ -247,7 +288,8 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         inputs=tensor_specs(inputs),
         output_specs=tensor_specs(outputs) if outputs is not None else [],
         graphs=graphs,
-        sources=user_sources(graphs),
+        sources=sources,
+        library_files={file: library for file in sources if (library := frames.library_of(file))},
         outputs=outputs,
         compiled=compiled,
         target=target,

@@ -70,9 +70,11 @@ class Compilation(_Rendered):
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
     profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
     numerics: list[Any] = field(default_factory=list)  # every c.check_numerics() report, oldest first
+    library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
+            graph.library_files = self.library_files
             for kernel in graph.kernels:
                 kernel.graph = graph
     # live handles: present only in the process that compiled
@@ -130,6 +132,15 @@ class Compilation(_Rendered):
         report = check(self, reference, rtol, atol, edits)
         self.numerics.append(report)
         return report
+    def features(self, system: str | None = None) -> list[Any]:
+        """What each Inductor system did here (``compiler.features.SYSTEMS``), every graph, in order."""
+        return [f for g in self.graphs for f in g.features if system is None or f.system == system]
+
+    def provenance(self) -> Any:
+        """Every kernel linked to nodes and lines, explained (``provenance_note``), or missing."""
+        from .provenance import ProvenanceReport
+
+        return ProvenanceReport.of(self)
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -21,6 +21,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .compilation import Compilation
+from .provenance import ProvenanceReport
 from .stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, Wrapper
 
 _LEXERS = {"cpp": ("cpp", CppLexer), "triton": ("python", PythonLexer), "template": ("python", PythonLexer),
@@ -28,11 +29,18 @@ _LEXERS = {"cpp": ("cpp", CppLexer), "triton": ("python", PythonLexer), "templat
 _MAX_ROWS = 60
 
 
-def _where(user_line: Any) -> str:
+def _where(user_line: Any, libraries: dict[str, str] | None = None) -> str:
+    """``file.py:12``; ``conv.py:548 (torch)`` for a line in an installed library."""
     if not user_line:
         return ""
     file, line = user_line[0], user_line[1]
-    return f"{file.rsplit('/', 1)[-1]}:{line}"
+    library = (libraries or {}).get(file)
+    return f"{file.rsplit('/', 1)[-1]}:{line}{f' ({library})' if library else ''}"
+
+
+def _kernel_lines(kernel: Kernel) -> str:
+    libraries = kernel.graph.library_files if kernel.graph is not None else {}
+    return ", ".join(_where(u, libraries) for u in kernel.user_lines)
 
 
 # ------------------------------------------------------------------------------------------ rich
@@ -93,7 +101,9 @@ def _(kernel: Kernel) -> Any:
     prov.add_row("group", str(kernel.group))
     prov.add_row("post-grad nodes", ", ".join(kernel.post_grad_nodes))
     prov.add_row("fx nodes", ", ".join(kernel.fx_nodes))
-    prov.add_row("user lines", ", ".join(_where(u) for u in kernel.user_lines))
+    prov.add_row("user lines", _kernel_lines(kernel))
+    if kernel.provenance_note:
+        prov.add_row("provenance note", kernel.provenance_note)
     return Panel(Group(prov, syntax), title=f"{kernel.id} ({kernel.language})", expand=False)
 
 
@@ -122,6 +132,10 @@ def _graph_tree(graph: GraphCapture, tree: Tree, full: bool) -> Tree:
     for kernel in graph.kernels:
         kernels.add(rich_of(kernel))
     tree.add(Text(f"wrapper: {repr(graph.wrapper)}"))
+    if graph.features:
+        systems = tree.add(Text(f"Inductor systems ({len(graph.features)} findings)"))
+        for use in graph.features:
+            systems.add(Text(repr(use)))
     tune = tree.add(Text(f"autotune ({len(graph.autotune)} records)"))
     for rec in graph.autotune[:20]:
         tune.add(Text(f"{'*' if rec.chosen else ' '} {rec.kernel}: {rec.choice} {rec.time_ms:.4f} ms"))
@@ -138,6 +152,24 @@ def _(c: Compilation) -> Any:
     for graph in c.graphs:
         _graph_tree(graph, tree.add(Text(repr(graph), style="bold")), full=False)
     return tree
+
+
+def _provenance_rows(report: ProvenanceReport) -> list[list[str]]:
+    return [[k.graph, k.kernel, k.status, ", ".join(k.gaps), k.note or ""] for k in report.kernels
+            if k.status != "linked"]
+
+
+_PROVENANCE_HEADERS = ["graph", "kernel", "status", "lacks", "note"]
+
+
+@rich_of.register
+def _(report: ProvenanceReport) -> Any:
+    table = Table(title=repr(report), show_lines=False)
+    for column in _PROVENANCE_HEADERS:
+        table.add_column(column)
+    for row in _provenance_rows(report):
+        table.add_row(*row)
+    return table
 
 
 # ------------------------------------------------------------------------------------------ HTML
@@ -188,9 +220,9 @@ def _(group: FusedGroup) -> str:
 @html_of.register
 def _(kernel: Kernel) -> str:
     lexer = _LEXERS.get(kernel.language, _LEXERS["text"])[0]
-    prov = _table(["group", "post-grad nodes", "fx nodes", "user lines"],
+    prov = _table(["group", "post-grad nodes", "fx nodes", "user lines", "provenance note"],
                   [[str(kernel.group), ", ".join(kernel.post_grad_nodes), ", ".join(kernel.fx_nodes),
-                    ", ".join(_where(u) for u in kernel.user_lines)]])
+                    _kernel_lines(kernel), kernel.provenance_note or ""]])
     return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov
             + _code_html(kernel.source, lexer) + "</div>")
 
@@ -207,6 +239,9 @@ def _(graph: GraphCapture) -> str:
              "<details><summary>fused groups</summary>" + "".join(html_of(g) + "<br>" for g in graph.fused) + "</details>",
              "<details open><summary>kernels</summary>" + "".join(html_of(k) for k in graph.kernels) + "</details>",
              "<details><summary>wrapper</summary>" + html_of(graph.wrapper) + "</details>"]
+    if graph.features:
+        parts.append(_table(["system", "kernel", "what it did", "nodes"],
+                            [[f.system, f.kernel or "", f.summary, ", ".join(f.nodes)] for f in graph.features]))
     if graph.autotune:
         parts.append(_table(["kernel", "choice", "ms", "chosen"],
                             [[a.kernel, a.choice, f"{a.time_ms:.4f}", "*" if a.chosen else ""] for a in graph.autotune]))

@@ -14,6 +14,7 @@ from . import sympy_io
 from .runs import numerics, profile
 from .compilation import Compilation
 from .errors import TraceFormatError
+from .features import FeatureUse
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
 
@@ -22,12 +23,15 @@ VERSION = 2
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:
-    return {
+    out = {
         "name": n.name, "op": n.op, "target": n.target, "args": n.args, "shape": n.shape, "dtype": n.dtype,
         "inputs": n.inputs, "users": n.users, "user_line": list(n.user_line) if n.user_line else None,
         "stack": [list(f) for f in n.stack], "module": n.module, "fx": n.fx, "post_grad": n.post_grad, "loop_ir": n.loop_ir,
         "kernels": n.kernels,
     }
+    if n.subgraph:
+        out["subgraph"] = n.subgraph
+    return out
 
 
 def _fx_stage(s: FxStage) -> dict[str, Any]:
@@ -51,13 +55,16 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
 
 
 def _kernel(k: Kernel) -> dict[str, Any]:
-    return {
+    out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
         "user_lines": [list(u) for u in k.user_lines],
         "line_nodes": {str(line): names for line, names in k.line_nodes.items()},
         "wrapper_lines": k.wrapper_lines, "meta": _jsonable(k.meta),
     }
+    if k.provenance_note:
+        out["provenance_note"] = k.provenance_note
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -89,11 +96,23 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
                           "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
     "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                             "source": a.source} for a in g.autotune],
+    "features": lambda g: [_feature(f) for f in g.features],
 }
 
 
 def _graph(g: GraphCapture) -> dict[str, Any]:
     return {key: make(g) for key, make in _GRAPH_FIELDS.items()}
+
+
+def _feature(f: FeatureUse) -> dict[str, Any]:
+    return {"system": f.system, "summary": f.summary, "kernel": f.kernel, "lines": list(f.lines),
+            "nodes": list(f.nodes), "wrapper_lines": list(f.wrapper_lines), "detail": _jsonable(f.detail)}
+
+
+def _load_feature(f: dict[str, Any]) -> FeatureUse:
+    return FeatureUse(system=str(f["system"]), summary=str(f.get("summary", "")), kernel=f.get("kernel"),
+                      lines=tuple(f.get("lines", [])), nodes=tuple(f.get("nodes", [])),
+                      wrapper_lines=tuple(f.get("wrapper_lines", [])), detail=dict(f.get("detail") or {}))
 
 
 class LazyGraph(Mapping):
@@ -138,7 +157,7 @@ def _lazy(g: GraphCapture) -> LazyGraph:
 
 def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
     """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts)."""
-    return {
+    out = {
         "schema": SCHEMA,
         "version": VERSION,
         "meta": {
@@ -153,6 +172,9 @@ def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
         "profiles": [profile.to_json(p) for p in c.profiles],
         "numerics": [numerics.to_json(r) for r in c.numerics],
     }
+    if c.library_files:
+        out["library_files"] = dict(c.library_files)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -212,6 +234,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
             profiles=[profile.from_json(p) for p in data.get("profiles") or []],
             numerics=[numerics.from_json(r) for r in data.get("numerics") or []],
+            library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
         )
     except TraceFormatError:
         raise
@@ -235,6 +258,7 @@ def _load_node(n: dict[str, Any]) -> FxNode:
         stack=[(sys.intern(f[0]), f[1], sys.intern(f[2])) for f in n.get("stack", [])],
         module=n.get("module") and sys.intern(n["module"]), fx=_names(n.get("fx")),
         post_grad=_names(n.get("post_grad")), loop_ir=_names(n.get("loop_ir")), kernels=_names(n.get("kernels")),
+        subgraph=n.get("subgraph"),
     )
 
 
@@ -264,6 +288,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
         fx_nodes=list(k.get("fx_nodes", [])), user_lines=[tuple(u) for u in k.get("user_lines", [])],
         line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
         wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
+        provenance_note=k.get("provenance_note"),
     )
 
 
@@ -286,4 +311,5 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
         timings=dict(g.get("timings", {})),
+        features=[_load_feature(f) for f in g.get("features", [])],
     )

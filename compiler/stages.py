@@ -40,9 +40,10 @@ class FxNode(_Rendered):
     dtype: str | None = None
     inputs: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
-    user_line: tuple[str, int] | None = None  # (filename, lineno) of the innermost user frame
-    stack: list[tuple[str, int, str]] = field(default_factory=list)
+    user_line: tuple[str, int] | None = None  # (filename, lineno): see compiler.frames.best_line
+    stack: list[tuple[str, int, str]] = field(default_factory=list)  # every frame, outermost first
     module: str | None = None  # path of the innermost nn.Module it was traced in ("" for the root module)
+    subgraph: str | None = None  # path of the higher-order op's body holding it; None in the main graph
     fx: list[str] = field(default_factory=list)  # post-grad node -> Dynamo FX nodes it came from
     post_grad: list[str] = field(default_factory=list)  # Dynamo FX node -> post-grad nodes made from it
     loop_ir: list[str] = field(default_factory=list)
@@ -145,6 +146,7 @@ class Kernel(_Rendered):
     line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
     wrapper_lines: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    provenance_note: str | None = None  # why some of post_grad_nodes / fx_nodes / user_lines are empty
     graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
     @property
@@ -208,6 +210,8 @@ class GraphCapture(_Rendered):
     timings: dict[str, float] = field(default_factory=dict)
     compiled_fn: Any = None  # Inductor's callable for this graph while live
     _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
+    library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
+    features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
 
     @property
     def id(self) -> str:

@@ -15,6 +15,21 @@ from collections.abc import Mapping
 from typing import Any, Iterator
 
 import sympy
+from sympy.printing.precedence import PRECEDENCE
+
+
+class FloorDiv(sympy.Function):
+    """``a // b``, kept unevaluated and printed as Inductor prints its own FloorDiv, so a loaded index
+    expression reads (and saves again) exactly as it was captured."""
+
+    nargs = (2,)
+    precedence = 35  # below Add, as Inductor's: products print it in parentheses
+    is_integer = True
+
+    def _sympystr(self, printer: Any) -> str:
+        base, divisor = (printer.parenthesize(arg, PRECEDENCE["Atom"] - 0.5) for arg in self.args)
+        return f"({base}//{divisor})"
+
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -22,7 +37,7 @@ _BINOPS = {
     ast.Mult: operator.mul,
     ast.Div: operator.truediv,
     ast.Pow: operator.pow,
-    ast.FloorDiv: lambda a, b: sympy.floor(a / b),
+    ast.FloorDiv: FloorDiv,
     ast.Mod: sympy.Mod,
 }
 _KNOWN_FUNCTIONS = {"Min": sympy.Min, "Max": sympy.Max, "floor": sympy.floor, "ceiling": sympy.ceiling,

@@ -2,12 +2,16 @@
 
     PYTHONPATH=. python -m tests.record_gpu_fixtures
 
-Each trace is a real compilation; CPU tests load them to check the Triton views, provenance and
-autotune tables without a GPU. Paths of the user's source are kept as recorded.
+Each trace is a real compilation; CPU tests load them to check the Triton views, provenance, autotune
+tables and the GPU-only Inductor systems (block pointers, combo kernels, shape padding, split scans,
+device asserts) without a GPU. Paths of the user's source are kept as recorded.
+
+    PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import torch
@@ -32,6 +36,18 @@ def recordings() -> dict[str, tuple]:
         "gpu_max_autotune": (workloads.matmul_epilogue, mm_args, {"max_autotune": True}, False),
         "gpu_training": (model, (torch.randn(64, 16, device="cuda"),), {}, True),
         "gpu_profile": (block, (torch.randn(4, 128, 256, device="cuda"),), {}, False),
+        # one Inductor system each (tests/test_features.py, examples/07_inductor_features.ipynb)
+        "gpu_block_ptr": (workloads.reduction_with_pointwise, (torch.randn(512, 1024, device="cuda"),),
+                          {"use_block_ptr": True}, False),
+        "gpu_combo_kernels": (workloads.independent_pointwise, tuple(torch.randn(*shape, device="cuda") for shape in
+                                                                    ((256, 256), (1024,), (64, 512))),
+                              {"combo_kernels": True}, False),
+        "gpu_pad_mm": (workloads.matmul, (torch.randn(2048, 2047, device="cuda", dtype=torch.float16),
+                                          torch.randn(2047, 2048, device="cuda", dtype=torch.float16)),
+                       {"autoheuristic_use": "pad_mm"}, False),
+        "gpu_split_scan": (workloads.running_sum, (torch.randn(1 << 20, device="cuda"),), {}, False),
+        "gpu_bound_check": (workloads.embedding_lookup, (torch.randint(0, 512, (256,), device="cuda"),
+                                                         torch.randn(512, 64, device="cuda")), {}, False),
     }
 
 
@@ -41,9 +57,11 @@ def _runs(name: str, c) -> None:
         c.profile(runs=10)
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     FIXTURES.mkdir(exist_ok=True)
     for name, (fn, args, config, backward) in recordings().items():
+        if only and name not in only:
+            continue
         with torch.set_grad_enabled(backward):
             c = explorer.compile(fn, *args, config=config, backward=backward)
         _runs(name, c)
@@ -52,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -60,7 +60,12 @@ def test_toggle_takes_visible_effect():
     source_on, source_off = on.graphs[0].kernels[0].source, off.graphs[0].kernels[0].source
     assert source_on != source_off
     assert source_on.count("at::BFloat16") > source_off.count("at::BFloat16")  # a rounding cast per op
-    torch.testing.assert_close(on.outputs, workloads.bf16_roundtrip(x))
+    eager = workloads.bf16_roundtrip(x)
+    if workloads.rounding_feeds_the_math(source_on):  # the casts round what the next op reads: eager's numerics
+        torch.testing.assert_close(on.outputs, eager)
+        assert (off.outputs - eager).abs().max() > (on.outputs - eager).abs().max()
+    else:  # torch 2.11/2.12: the casts are computed but never read (see workloads.rounding_feeds_the_math)
+        assert torch.equal(on.outputs, off.outputs)
 
 
 def test_stage_timings_sum_inductor_timers():

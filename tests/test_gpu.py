@@ -124,3 +124,52 @@ def test_edit_works_from_a_plain_script(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=root), cwd=root)
     assert "RESULT True" in done.stdout, done.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------- Inductor systems (GPU)
+
+
+def test_block_pointers_show_in_triton_kernels():
+    x = torch.randn(512, 1024, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x, config={"use_block_ptr": True})
+    uses = c.features("block_ptr")
+    assert uses and all(u.detail["block_pointers"] >= 1 and u.nodes for u in uses)
+    assert not explorer.compile(workloads.reduction_with_pointwise, x).features("block_ptr")
+    torch.testing.assert_close(c.outputs, workloads.reduction_with_pointwise(x))
+
+
+def test_combo_kernels_combine_independent_kernels():
+    args = tuple(torch.randn(*shape, device="cuda") for shape in ((256, 256), (1024,), (64, 512)))
+    c = explorer.compile(workloads.independent_pointwise, *args, config={"combo_kernels": True})
+    (combo,) = c.features("combo_kernel")
+    assert len(combo.detail["sub_kernels"]) >= 2 and all(combo.detail["sub_kernel_nodes"])
+    assert c.provenance().complete
+    assert not explorer.compile(workloads.independent_pointwise, *args).features("combo_kernel")
+    for got, want in zip(c.outputs, workloads.independent_pointwise(*args)):
+        torch.testing.assert_close(got, want)
+
+
+def test_pad_mm_records_its_decision():
+    a = torch.randn(2048, 2047, device="cuda", dtype=torch.float16)
+    b = torch.randn(2047, 2048, device="cuda", dtype=torch.float16)
+    c = explorer.compile(workloads.matmul, a, b, config={"autoheuristic_use": "pad_mm"})
+    (decision,) = c.features("pad_mm")
+    assert decision.detail["padding"]["k"] == 1 and decision.nodes and decision.summary
+    assert "autoheuristic" in decision.detail or "cached" in decision.detail
+    torch.testing.assert_close(c.outputs, a @ b, atol=1e-1, rtol=1e-2)
+
+
+def test_split_scan_allocates_a_workspace():
+    x = torch.randint(-4, 5, (1 << 20,), device="cuda").float()  # small integers: every order sums exactly
+    c = explorer.compile(workloads.running_sum, x)
+    (scan,) = c.features("split_scan")
+    assert scan.detail["workspaces"] and scan.wrapper_lines
+    assert torch.equal(c.outputs, torch.cumsum(x, 0))
+
+
+def test_indirect_indexing_gets_a_device_assert():
+    ids, table = torch.randint(0, 512, (256,), device="cuda"), torch.randn(512, 64, device="cuda")
+    c = explorer.compile(workloads.embedding_lookup, ids, table)
+    (check,) = c.features("bound_check")
+    kernel = next(k for k in c.kernels if k.id == check.kernel)
+    assert any("tl.device_assert" in kernel.lines[i - 1] for i in check.lines) and "embedding" in check.nodes

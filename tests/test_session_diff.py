@@ -2,7 +2,7 @@
 
 On CPU, loop_ordering_after_fusion does not change what fuses (the C++ backend already fuses the
 transposed case), so the toggle used here is emulate_precision_casts on a bf16 workload: it changes
-the generated C++ kernel (explicit bf16 round trips) and the numerics. The loop-ordering case,
+the generated C++ kernel (explicit bf16 casts) and, where the casts feed the math, the numerics. The loop-ordering case,
 which changes the fused groups on a GPU, is the `gpu` test at the end.
 """
 
@@ -95,8 +95,11 @@ def test_diff_pairs_the_bf16_kernel_and_shows_the_casts(toggled):
     added = [line for line in k.source_diff.splitlines() if line.startswith("+") and "convert<" in line]
     assert added and not any(line.startswith("-") and "convert<" in line for line in k.source_diff.splitlines())
     assert all(c.a == c.b for g in d.graphs for c in g.counts) and not d.graphs[0].fused_only_b
-    assert d.outputs.compared and d.outputs.bitwise_equal is False and 0 < d.outputs.max_abs < 1
-    assert 0 < d.outputs.max_rel < 0.05
+    assert d.outputs.compared
+    if workloads.rounding_feeds_the_math(session[1].compilation.kernels[0].source):
+        assert d.outputs.bitwise_equal is False and 0 < d.outputs.max_abs < 1 and 0 < d.outputs.max_rel < 0.05
+    else:  # torch 2.11/2.12 compute the rounding casts but never read them: the same outputs
+        assert d.outputs.bitwise_equal is True and d.outputs.max_abs == 0
     assert set(d.timings) >= {"total", "codegen"}
     # every rendering
     assert repr(d).startswith("Diff(bf16_roundtrip[defaults] -> bf16_roundtrip[emulate_precision_casts=True]")

@@ -30,6 +30,14 @@ def bf16_roundtrip(x: torch.Tensor) -> torch.Tensor:
     return (x.bfloat16() * 3 + 1).float() * 2
 
 
+def rounding_feeds_the_math(cpp_source: str) -> bool:
+    """Whether an ``emulate_precision_casts`` C++ kernel converts its bfloat16-rounded values back to
+    float for the next op. The C++ backend of torch 2.11 and 2.12 emits the rounding casts but keeps
+    computing on the unrounded values (the casts' results are never read), so its outputs equal the
+    default build's; later releases round every intermediate as eager does."""
+    return "convert<float" in cpp_source
+
+
 def transposed_add(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """a + b.t() with a and b realized: loop ordering after fusion fuses b's kernel into the sum (GPU)."""
     a = x * 2
@@ -87,3 +95,39 @@ def bf16_cancellation(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     h = x @ w
     big = h.bfloat16() * 1000
     return (big + 1) - big
+def embedding_lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Indirect indexing: Inductor checks every index against the table's size inside the kernel."""
+    return torch.nn.functional.embedding(ids, table) * 2
+
+
+def clear_sign_bit(x: torch.Tensor) -> torch.Tensor:
+    """view(dtype) both ways: float32 bits as int32, mask the sign bit, back to float32 (|x| + 1)."""
+    return (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32) + 1
+
+
+def independent_pointwise(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Three pointwise ops on unrelated inputs: nothing to fuse; combo kernels launch them together."""
+    return a.sin() + 1, b.cos() * 2, c.exp() - 1
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """A plain mm: with an unaligned K, Inductor's shape padding considers padding it (CUDA)."""
+    return a @ b
+
+
+def running_sum(x: torch.Tensor) -> torch.Tensor:
+    """cumsum over one long dimension: on CUDA a split scan with a workspace shared by its blocks."""
+    return torch.cumsum(x, dim=0)
+
+
+def _positive_branch(x: torch.Tensor) -> torch.Tensor:
+    return x.sin() * 2
+
+
+def _negative_branch(x: torch.Tensor) -> torch.Tensor:
+    return x.cos() + 1
+
+
+def branches(x: torch.Tensor) -> torch.Tensor:
+    """torch.cond: data-dependent control flow, each branch a subgraph Inductor lowers on its own."""
+    return torch.cond(x.sum() > 0, _positive_branch, _negative_branch, (x,))

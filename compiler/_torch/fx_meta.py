@@ -49,17 +49,20 @@ def module_path(node: torch.fx.Node) -> str | None:
     return ".".join(part for part in path.split(".") if part != "_modules")
 
 
-def origin_names(node: torch.fx.Node) -> list[str]:
-    """Names of every ancestor node recorded in ``meta['from_node']`` (nearest first)."""
-    names: list[str] = []
+def origin_sources(node: torch.fx.Node) -> list[tuple[str, int | None]]:
+    """(name, id of the fx.Graph it lived in) of every ancestor recorded in ``meta['from_node']``,
+    nearest first. The graph id tells a node of a subgraph from a same-named node of its parent."""
+    found: list[tuple[str, int | None]] = []
     stack = list(node.meta.get("from_node") or [])
     while stack:
         source = stack.pop(0)
         name = getattr(source, "name", None)
-        if isinstance(name, str) and name not in names:
-            names.append(name)
+        graph_id = getattr(source, "graph_id", None)
+        key = (name, graph_id if isinstance(graph_id, int) else None)
+        if isinstance(name, str) and key not in found:
+            found.append(key)
         stack.extend(getattr(source, "from_node", None) or [])
-    return names
+    return found
 
 
 def target_name(node: torch.fx.Node) -> str:

@@ -6,8 +6,8 @@ import contextlib
 import types
 from typing import Any, Callable, Iterator
 
-from . import (autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes, output_code,
-               scheduler_passes)
+from . import (autotune, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes,
+               module_frames, output_code, pad_mm_decisions, scheduler_passes)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -34,6 +34,8 @@ def capture_hooks(
     on_fusion_refused: Callable[[str, str, str], None],
     on_autotune: autotune.Record,
     keep_code: Callable[[types.CodeType], bool],
+    on_combo_kernel: Callable[[combo_kernels.Groups | None], None],
+    on_pad_mm: Callable[[dict[str, Any]], None],
 ) -> Iterator[None]:
     values = {**CAPTURE_SETTINGS, **settings}
     if scheduler_passes.available():
@@ -46,4 +48,7 @@ def capture_hooks(
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
         stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
+        stack.enter_context(module_frames.keep_nn_module_frames())
+        stack.enter_context(combo_kernels.on_combo_kernel(on_combo_kernel))
+        stack.enter_context(pad_mm_decisions.on_pad_mm(on_pad_mm))
         yield

@@ -23,9 +23,13 @@ def _node_names(node_schedule: Any, is_extern: bool) -> list[str]:
         return [getter()] if getter else []
     names = []
     for snode in node_schedule or ():
-        getter = getattr(snode, "get_name", None)
-        if getter is not None:  # skips the EnableReduction/DisableReduction markers
-            names.append(getter())
+        if isinstance(snode, type):  # the EnableReduction/DisableReduction markers are classes
+            continue
+        members = getattr(snode, "get_nodes", None)  # a fused group (a combo kernel's part) -> its members
+        for member in members() if callable(members) else [snode]:
+            getter = getattr(member, "get_name", None)
+            if getter is not None:
+                names.append(getter())
     return names
 
 

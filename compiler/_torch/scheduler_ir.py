@@ -6,7 +6,13 @@ Index expressions and ranges stay sympy objects; everything else becomes str/lis
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+NameOf = Callable[[Any], str]  # an origin fx.Node -> the name it has in the captured stage
+
+
+def _plain_name(node: Any) -> str:
+    return node.name
 
 from torch._inductor import ir as _ir
 from torch._inductor import scheduler as _sched
@@ -49,9 +55,9 @@ def _dep_str(dep: Any) -> str:
         return f"{dep.name}[*]"
 
 
-def _origins(ir_node: Any) -> list[str]:
+def _origins(ir_node: Any, name_of: NameOf) -> list[str]:
     origins = getattr(ir_node, "origins", None) or ()
-    return [o.name for o in origins]
+    return [name_of(o) for o in origins]
 
 
 def _layout(ir_node: Any) -> dict[str, Any]:
@@ -82,7 +88,7 @@ def _extern_target(ir_node: Any) -> str | None:
     return None
 
 
-def _buffer_nodes(snode: Any) -> dict[str, str]:
+def _buffer_nodes(snode: Any, name_of: NameOf) -> dict[str, str]:
     """Output buffer -> the post-grad node whose value it holds (Inductor's best-effort ``origin_node``)."""
     out: dict[str, str] = {}
     for buf in snode.get_outputs():
@@ -91,11 +97,11 @@ def _buffer_nodes(snode: Any) -> dict[str, str]:
         except (AttributeError, AssertionError):
             continue
         if origin is not None:
-            out[buf.get_name()] = origin.name
+            out[buf.get_name()] = name_of(origin)
     return out
 
 
-def loop_ir_record(snode: Any) -> dict[str, Any]:
+def loop_ir_record(snode: Any, name_of: NameOf = _plain_name) -> dict[str, Any]:
     """One pre-fusion scheduler node: what the loop IR says it computes."""
     ir_node = snode.node
     body = getattr(snode, "_body", None)
@@ -104,7 +110,7 @@ def loop_ir_record(snode: Any) -> dict[str, Any]:
         "name": snode.get_name(),
         "kind": node_kind(snode),
         "buffers": [buf.get_name() for buf in snode.get_outputs()],
-        "buffer_nodes": _buffer_nodes(snode),
+        "buffer_nodes": _buffer_nodes(snode, name_of),
         "device": _device(ir_node) if ir_node is not None else None,
         "ranges": dict(body.var_ranges) if body is not None else {},
         "sizes": [list(part) for part in sizes] if sizes is not None else [],
@@ -112,7 +118,7 @@ def loop_ir_record(snode: Any) -> dict[str, Any]:
         "reads": sorted(_dep_str(d) for d in snode.read_writes.reads),
         "writes": sorted(_dep_str(d) for d in snode.read_writes.writes),
         "body": _body_text(snode, body),
-        "origins": _origins(ir_node) if ir_node is not None else [],
+        "origins": _origins(ir_node, name_of) if ir_node is not None else [],
         "extern_target": _extern_target(ir_node) if ir_node is not None else None,
     }
     record.update(_layout(ir_node) if ir_node is not None else {"dtype": None, "size": [], "stride": []})
@@ -131,20 +137,20 @@ def _body_text(snode: Any, body: Any) -> str:
         return ""
 
 
-def fused_record(snode: Any) -> dict[str, Any]:
+def fused_record(snode: Any, name_of: NameOf = _plain_name) -> dict[str, Any]:
     members = [n.get_name() for n in snode.get_nodes()]
     kind = node_kind(snode)
     if kind in ("pointwise", "reduction"):
         kind = "single"
     origins: list[str] = []
     for member in snode.get_nodes():
-        for name in _origins(member.node) if member.node is not None else []:
+        for name in _origins(member.node, name_of) if member.node is not None else []:
             if name not in origins:
                 origins.append(name)
     return {"name": snode.get_name(), "kind": kind, "nodes": members, "origins": origins}
 
 
-def eliminated_records(kept: set[str]) -> list[dict[str, Any]]:
+def eliminated_records(kept: set[str], name_of: NameOf = _plain_name) -> list[dict[str, Any]]:
     """Operations the graph lowered that the scheduler dropped before fusion (dead code)."""
     out = []
     for op in getattr(V.graph, "operations", []):
@@ -162,7 +168,7 @@ def eliminated_records(kept: set[str]) -> list[dict[str, Any]]:
                 "buffer_nodes": {},
                 "device": _device(op),
                 "ranges": {}, "sizes": [], "indexing": {}, "reads": [], "writes": [],
-                "body": "", "origins": _origins(op), "extern_target": _extern_target(op),
+                "body": "", "origins": _origins(op, name_of), "extern_target": _extern_target(op),
                 **_layout(op),
             }
         )
@@ -170,7 +176,8 @@ def eliminated_records(kept: set[str]) -> list[dict[str, Any]]:
 
 
 def lowered_graph_module() -> Any:
-    """The post-grad GraphModule that ``GraphLowering`` lowered (its nodes carry provenance meta)."""
+    """The GraphModule the running ``GraphLowering`` lowers: the post-grad graph, or one subgraph of it
+    (a cond branch, a loop body) that Inductor lowers and schedules on its own."""
     return getattr(V.graph, "module", None)
 
 

@@ -1,0 +1,92 @@
+"""Whose code a source frame is: the user's, an installed library's, or the explorer's own entry.
+
+Dynamo records the Python stack that produced every FX node. For a model passed as a module the stack
+starts in the explorer's entry wrapper (``capture.py``), which calls the module: that frame is never
+shown. Frames in installed packages (torch, transformers, ...) are library frames. A node's line
+(``FxNode.user_line``) is its innermost frame of the most specific kind present: the user's own code
+first, then libraries other than torch, then torch itself, because a torch.nn frame such as
+``Conv2d.forward`` is the same line for every convolution of every model.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+Frame = tuple[str, int, str]  # (file, line, function)
+
+ENTRY_FILE = str(Path(__file__).with_name("capture.py"))
+USER, LIBRARY, TORCH = 0, 1, 2  # frame kinds, most specific first
+
+
+def is_entry(file: str) -> bool:
+    """The explorer's wrapper around a module call (the one explorer file a stack can hold)."""
+    return os.path.normcase(file) == os.path.normcase(ENTRY_FILE)
+
+
+@lru_cache(maxsize=1)
+def _install_roots() -> tuple[tuple[str, str | None], ...]:
+    """(directory, package name or None) for every place installed code lives: site-packages (the
+    package is the first path component below it), the standard library ("python") and torch's own
+    directory (so a torch built from a source checkout is a library too). Deepest directory first."""
+    paths = sysconfig.get_paths()
+    packages = {paths.get("purelib"), paths.get("platlib"), *getattr(site, "getsitepackages", lambda: [])()}
+    roots = [(p, None) for p in packages if p]
+    roots += [(p, "python") for p in {paths.get("stdlib"), paths.get("platstdlib")} if p]
+    roots.append((str(Path(torch.__file__).parent), "torch"))
+    normalized = {(os.path.join(os.path.normcase(os.path.realpath(p)), ""), name) for p, name in roots}
+    return tuple(sorted(normalized, key=lambda r: -len(r[0])))
+
+
+@lru_cache(maxsize=4096)
+def library_of(file: str) -> str | None:
+    """The installed package a file belongs to ("torch", "transformers", "python" for the standard
+    library), or None for the user's own code."""
+    path = os.path.normcase(os.path.realpath(file))
+    for root, name in _install_roots():
+        if path.startswith(root):
+            if name is not None:
+                return name
+            top = path[len(root):].split(os.sep, 1)[0]
+            return top[:-3] if top.endswith(".py") else top
+    return None
+
+
+def kind_of(file: str) -> int:
+    library = library_of(file)
+    if library is None:
+        return USER
+    return TORCH if library == "torch" else LIBRARY
+
+
+def without_entry(frames: list[Frame]) -> list[Frame]:
+    return [f for f in frames if not is_entry(f[0])]
+
+
+def best_line(frames: list[Frame]) -> tuple[str, int] | None:
+    """The innermost frame of the most specific kind present (see the module docstring)."""
+    if not frames:
+        return None
+    best = min(kind_of(f[0]) for f in frames)
+    file, line, _ = [f for f in frames if kind_of(f[0]) == best][-1]
+    return (file, line)
+
+
+def stack_lines(frames: list[Frame]) -> list[tuple[str, int]]:
+    """Every line of a stack, innermost first."""
+    return [(file, line) for file, line, _ in reversed(frames)]
+
+
+def strip_entry(stack_trace: str) -> str:
+    """A formatted stack trace without the explorer's entry frame (each frame starts with '  File')."""
+    blocks: list[str] = []
+    for chunk in stack_trace.split('  File "')[1:]:
+        if not is_entry(chunk.split('"', 1)[0]):
+            blocks.append('  File "' + chunk)
+    head = stack_trace.split('  File "', 1)[0]
+    return head + "".join(blocks)
