@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import torch
 
+from .dynamo import DynamoStage
 from .stages import GraphCapture, _Rendered
 
 
@@ -68,6 +69,8 @@ class Compilation(_Rendered):
     output_specs: list[dict[str, Any]]
     graphs: list[GraphCapture]
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    dynamo: DynamoStage = field(default_factory=DynamoStage)  # guards, graph breaks, symbols, recompiles
+    origin: dict[str, Any] = field(default_factory=dict)  # where a loaded one came from: log, rank, compile id
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -78,10 +81,31 @@ class Compilation(_Rendered):
     compiled: Any = None
     target: Any = None
     example_inputs: tuple[Any, ...] | None = None
+    rerun: Any = field(default=None, repr=False)  # runs the compiled function again, capturing recompiles
 
     @property
     def live(self) -> bool:
         return self.compiled is not None
+
+    @property
+    def guards(self) -> list[Any]:
+        return self.dynamo.guards
+
+    @property
+    def graph_breaks(self) -> list[Any]:
+        return self.dynamo.graph_breaks
+
+    @property
+    def symbols(self) -> list[Any]:
+        return self.dynamo.symbols
+
+    @property
+    def recompiles(self) -> list[Any]:
+        return self.dynamo.recompiles
+
+    @property
+    def compile_metrics(self) -> list[Any]:
+        return self.dynamo.compile_metrics
 
     @property
     def kernels(self) -> list[Any]:
@@ -94,11 +118,16 @@ class Compilation(_Rendered):
         raise KeyError(f"no graph {key!r}; graphs: {[g.id for g in self.graphs]}")
 
     def run(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Call the compiled function again (defaults to the example inputs)."""
+        """Call the compiled function again (defaults to the example inputs).
+
+        When new inputs make Dynamo recompile, the new graphs are captured into this compilation and
+        the recompile (with the guard that failed) is added to ``recompiles``.
+        """
         if not self.live:
             raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
                                "compile it again with explorer.compile(...)")
-        return self.compiled(*(inputs or self.example_inputs or ()), **kwargs)
+        args = inputs or self.example_inputs or ()
+        return self.rerun(self, args, kwargs) if self.rerun is not None else self.compiled(*args, **kwargs)
 
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""

@@ -135,6 +135,8 @@ def _(c: Compilation) -> Any:
     info.add(f"torch {c.torch}, triton {c.triton}, {c.device_name}")
     info.add(f"toggles: {c.toggles or 'none'}; inductor overrides: {c.inductor_overrides or 'none'}")
     info.add("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in c.timings.items() if v))
+    if c.dynamo:
+        tree.add(rich_of(c.dynamo))
     for graph in c.graphs:
         _graph_tree(graph, tree.add(Text(repr(graph), style="bold")), full=False)
     return tree
@@ -217,4 +219,8 @@ def _(graph: GraphCapture) -> str:
 def _(c: Compilation) -> str:
     summary = _table(["function", "device", "torch", "toggles", "total time"],
                      [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
-    return "<div>" + summary + "".join(html_of(g) for g in c.graphs) + "</div>"
+    dynamo = f"<details><summary>Dynamo</summary>{html_of(c.dynamo)}</details>" if c.dynamo else ""
+    return "<div>" + summary + dynamo + "".join(html_of(g) for g in c.graphs) + "</div>"
+
+
+from . import render_dynamo  # noqa: E402,F401 - registers the Dynamo stage's renderings

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import sympy_io
+from . import dynamo_json, sympy_io
 from .compilation import Compilation
 from .errors import TraceFormatError
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -74,6 +74,7 @@ def _graph(g: GraphCapture) -> dict[str, Any]:
         "wrapper": {"source": g.wrapper.source, "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
         "autotune": [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                       "source": a.source} for a in g.autotune],
+        **({"compile_id": g.compile_id} if g.compile_id is not None else {}),
     }
 
 
@@ -90,6 +91,8 @@ def to_json(c: Compilation) -> dict[str, Any]:
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_graph(g) for g in c.graphs],
+        **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
+        **({"origin": _jsonable(c.origin)} if c.origin else {}),
     }
 
 
@@ -134,6 +137,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             backward=bool(meta.get("backward", False)), timings=dict(meta.get("timings") or {}),
             inputs=list(data.get("inputs") or []), output_specs=list(data.get("outputs") or []), graphs=graphs,
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
+            dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
         )
     except TraceFormatError:
         raise
@@ -197,5 +201,5 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
         autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
-        timings=dict(g.get("timings", {})),
+        timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
     )
