@@ -198,11 +198,12 @@ class DynamoRecords:
             graphs_after=list(graphs.get(resume.compile_id, ())) if resume else [])
 
 
-def add_sources(sources: dict[str, dict[int, str]], stage: DynamoStage, quoted: Mapping[UserLine, str]) -> None:
-    """Add the text of every user line the stage points at: from the file when it is readable here,
-    else as the records quoted it (a log read on another machine)."""
+def add_sources(sources: dict[str, dict[int, str]], stage: DynamoStage, quoted: Mapping[UserLine, str],
+                read_files: bool = True) -> None:
+    """Add the text of every user line the stage points at: from the file (a live capture), or as the
+    records quoted it (a log: the files may have changed since, or live on another machine)."""
     for file, line in sorted(stage.user_lines()):
-        text = linecache.getline(file, line).rstrip("\n") or quoted.get((file, line), "")
+        text = (linecache.getline(file, line).rstrip("\n") if read_files else "") or quoted.get((file, line), "")
         if text:
             sources.setdefault(file, {}).setdefault(line, text)
 

@@ -223,4 +223,4 @@ def _(c: Compilation) -> str:
     return "<div>" + summary + dynamo + "".join(html_of(g) for g in c.graphs) + "</div>"
 
 
-from . import render_dynamo  # noqa: E402,F401 - registers the Dynamo stage's renderings
+from . import render_dynamo, render_traceset  # noqa: E402,F401 - register the Dynamo stage's and TraceSet's renderings
