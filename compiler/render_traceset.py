@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from rich.console import Group
@@ -13,6 +14,7 @@ from .render import _table, html_of, rich_of
 from .traceset import RankSummary, RankTrace, TraceSet
 
 _RANK_COLUMNS = ["rank", "torch", "compiles", "graphs", "graph breaks", "recompiles", "compile s", "problems"]
+_DIRS = re.compile(r"^\S*/")  # "/path/to/model.py:13 reason" -> "model.py:13 reason"
 _COMPILE_COLUMNS = ["compile id", "function", "graph", "nodes", "seconds", "graph breaks", "recompile reason"]
 
 
@@ -23,8 +25,8 @@ def _rank_row(s: RankSummary) -> list[str]:
 
 def _compile_rows(s: RankSummary) -> list[list[str]]:
     return [[c.compile_id, c.function, (c.graph or "-")[:8], "" if c.graph_nodes is None else str(c.graph_nodes),
-             f"{c.seconds:.2f}", "; ".join(c.graph_breaks), (c.recompile_reasons or [""])[0][:120]]
-            for c in s.compiles]
+             f"{c.seconds:.2f}", "; ".join(_DIRS.sub("", b) for b in c.graph_breaks),
+             " ".join((c.recompile_reasons or [""])[0].split())[:120]] for c in s.compiles]
 
 
 def _rich_table(title: str, columns: list[str], rows: list[list[str]]) -> Table:

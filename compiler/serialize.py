@@ -99,13 +99,18 @@ def to_json(c: Compilation) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- load
 
 
-def load(path: str | Path) -> Compilation:
+def load(path: str | Path) -> Any:
+    """A saved Compilation (``Compilation.save``), or a saved TraceSet (``TraceSet.save``)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
                                "save traces with Compilation.save(path)") from exc
+    from . import traceset
+
+    if isinstance(data, dict) and data.get("schema") == traceset.SCHEMA:
+        return traceset.from_json(data, origin=str(path))
     return from_json(data, origin=str(path))
 
 
