@@ -68,6 +68,13 @@ class DynamoRecords:
         self.filenames: dict[int, str] = dict(filenames or {})
         self.line_texts: dict[UserLine, str] = {}  # user line -> its text, as the records quote it
 
+    def outline(self) -> "DynamoRecords":
+        """A fresh collector that knows every frame's name and order but none of their records: filled
+        with one compile's records, it still links that compile's graph breaks to the frames after them."""
+        fresh = DynamoRecords(self.filenames)
+        fresh.frames = {cid: _Frame(cid, f.order, f.function, f.filename, f.line) for cid, f in self.frames.items()}
+        return fresh
+
     @staticmethod
     def reads(record: Record) -> bool:
         return record.name in READS
@@ -160,8 +167,8 @@ class DynamoRecords:
               known_files: Iterable[str] = ()) -> DynamoStage:
         """The DynamoStage of ``compile_ids`` (default: all), with ``graphs`` (compile id -> graph ids)."""
         wanted = set(compile_ids) if compile_ids is not None else None
-        frames = sorted((f for f in self.frames.values() if wanted is None or f.compile_id in wanted),
-                        key=lambda f: f.order)
+        every = sorted(self.frames.values(), key=lambda f: f.order)
+        frames = [f for f in every if wanted is None or f.compile_id in wanted]
         files = set(self.filenames.values()) | set(known_files) | {f for f, _ in self.line_texts}
         resolve = _resolver(files)
         stage = DynamoStage()
@@ -175,7 +182,7 @@ class DynamoRecords:
                     self._quote(guard.user_line[0], guard.user_line[1], guard.user_code)
             guards += frame_guards
             for graph_break in frame.breaks:
-                stage.graph_breaks.append(self._linked(graph_break, frame, frames, graphs))
+                stage.graph_breaks.append(self._linked(graph_break, frame, every, graphs))
             shape_code = [g.code for g in frame_guards if g.kind == "SHAPE_ENV"]
             for symbol in frame.symbols.values():
                 stage.symbols.append(_narrowed(symbol, frame.shape_guards, shape_code))

@@ -141,8 +141,9 @@ class _Builder:
     def _statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Return):
             names = self._names(stmt.value) if stmt.value is not None else []
+            first = self.by_name[names[0]] if names else None  # a live graph's output reports its first value
             node = FxNode(name="output", op="output", target="output", args=self._segment(stmt.value),
-                          inputs=names)
+                          inputs=names, shape=first.shape if first else None, dtype=first.dtype if first else None)
             self.out.append(node)
             self.by_name[node.name] = node
             return

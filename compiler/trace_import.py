@@ -47,6 +47,12 @@ _AOT_ID = re.compile(r"#\s*AOT ID: \['\d+_(?P<kind>\w+)'\]")
 _AOT_KINDS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 
 
+def trace_env(trace_dir: str | Path) -> dict[str, str]:
+    """Environment variables that make a job (torchrun or not) write the logs load_trace reads best:
+    one structured trace log per rank in ``trace_dir``, with Inductor's kernel <-> node provenance."""
+    return {"TORCH_TRACE": str(trace_dir), "INDUCTOR_PROVENANCE": "1"}
+
+
 def find_logs(path: str | Path) -> list[Path]:
     """The TORCH_TRACE logs under ``path`` (a directory, or one log file)."""
     path = Path(path)
@@ -204,7 +210,7 @@ class _Inner:
 def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
     """The Compilation of one compile id, from its records (what the log holds of it)."""
     records = read_compile(index, compile_id)
-    dynamo = DynamoRecords(index.dynamo.filenames)
+    dynamo = index.dynamo.outline()
     fx_code, inners, aot_kinds, tensors = "", [], [], _Tensors()
     for record in records:
         name = record.name

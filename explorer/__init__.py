@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      TraceLoadError, TraceSet, load, load_trace, views)
+                      TraceLoadError, TraceSet, load, load_trace, trace_env, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -57,6 +57,6 @@ def load_ipython_extension(ipython: Any) -> None:
 from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
-__all__ = ["compile", "load", "load_trace", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+__all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError",
            "TraceLoadError", "TOGGLES", "__version__"]

@@ -61,3 +61,11 @@ class ResidualBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + torch.nn.functional.gelu(self.fc(self.norm(x)))
+
+
+def branch_on_size(x: torch.Tensor) -> torch.Tensor:
+    """A branch on a dimension: with dynamic shapes, a guard on that dimension's symbol."""
+    y = x * 2
+    if x.shape[0] > 4:
+        return y.sum(0)
+    return y.sum(1)
