@@ -169,6 +169,9 @@ class DynamoRecords:
         wanted = set(compile_ids) if compile_ids is not None else None
         every = sorted(self.frames.values(), key=lambda f: f.order)
         frames = [f for f in every if wanted is None or f.compile_id in wanted]
+        by_function: dict[str, list[_Frame]] = {}
+        for frame in every:
+            by_function.setdefault(frame.function, []).append(frame)
         files = set(self.filenames.values()) | set(known_files) | {f for f, _ in self.line_texts}
         resolve = _resolver(files)
         stage = DynamoStage()
@@ -182,7 +185,7 @@ class DynamoRecords:
                     self._quote(guard.user_line[0], guard.user_line[1], guard.user_code)
             guards += frame_guards
             for graph_break in frame.breaks:
-                stage.graph_breaks.append(self._linked(graph_break, frame, every, graphs))
+                stage.graph_breaks.append(self._linked(graph_break, frame, by_function, graphs))
             shape_code = [g.code for g in frame_guards if g.kind == "SHAPE_ENV"]
             for symbol in frame.symbols.values():
                 stage.symbols.append(_narrowed(symbol, frame.shape_guards, shape_code))
@@ -194,9 +197,9 @@ class DynamoRecords:
         stage.guards = sorted(guards, key=lambda g: kinds.index(g.kind))
         return stage
 
-    def _linked(self, graph_break: GraphBreak, frame: _Frame, frames: list[_Frame],
+    def _linked(self, graph_break: GraphBreak, frame: _Frame, by_function: Mapping[str, list[_Frame]],
                 graphs: Mapping[str, list[str]]) -> GraphBreak:
-        resume = _resume_frame(graph_break, frame, frames)
+        resume = _resume_frame(graph_break, frame, by_function)
         return GraphBreak(
             reason=graph_break.reason, explanation=graph_break.explanation, hints=list(graph_break.hints),
             user_line=graph_break.user_line, stack=list(graph_break.stack), compile_id=frame.compile_id,
@@ -219,11 +222,12 @@ def _same_break(a: GraphBreak, b: GraphBreak) -> bool:
     return a.user_line == b.user_line and a.reason == b.reason
 
 
-def _resume_frame(graph_break: GraphBreak, frame: _Frame, frames: list[_Frame]) -> _Frame | None:
+def _resume_frame(graph_break: GraphBreak, frame: _Frame, by_function: Mapping[str, list[_Frame]]) -> _Frame | None:
     """The frame Dynamo compiled for the code after the break: its resume function is named after the
     user function and line where tracing stopped (``torch_dynamo_resume_in_f_at_6``)."""
     names = [f"{_RESUME_PREFIX}{fn}_at_{line}" for _, line, fn in reversed(graph_break.stack)]
-    candidates = [f for f in frames if f is not frame and any(f.function.startswith(n) for n in names)]
+    candidates = sorted((f for name in names for f in by_function.get(name, ()) if f is not frame),
+                        key=lambda f: f.order)
     after = [f for f in candidates if f.order > frame.order]
     return after[0] if after else (candidates[-1] if candidates else None)
 
