@@ -46,19 +46,20 @@ def record_job_logs(directory: Path) -> list[Path]:
 
 
 def synthetic_log(sources: list[Path], target_bytes: int, out: Path) -> int:
-    """Concatenate ``sources`` until ``out`` holds ``target_bytes``; each copy's frame ids are shifted
-    (in record headers only) past the previous copy's, so every copy adds new compiles. Copies."""
+    """Concatenate ``sources`` until ``out`` holds ``target_bytes``; the frame ids of each copy of each
+    source are shifted (in record headers only) past all earlier ones, so every copy adds new
+    compiles. Returns the number of copies."""
     texts = [p.read_bytes() for p in sources]
     span = 1 + max((int(m) for t in texts for m in _HEADER_IDS.findall(t)), default=0)
     copies, written = 0, 0
     with open(out, "wb") as stream:
         while written < target_bytes:
-            shift = span * copies
+            for number, text in enumerate(texts):
+                shift = span * (copies * len(texts) + number)
 
-            def shifted(match: re.Match) -> bytes:
-                return b'"frame_id": %d' % (int(match.group(1)) + shift)
+                def shifted(match: re.Match, shift: int = shift) -> bytes:
+                    return b'"frame_id": %d' % (int(match.group(1)) + shift)
 
-            for text in texts:
                 lines = text.splitlines(keepends=True)
                 chunk = b"".join(_HEADER_IDS.sub(shifted, line) if not line.startswith(b"\t") else line
                                  for line in lines)

@@ -153,7 +153,7 @@ def _note(index: LogIndex, record: Record) -> None:
 
 def _check_complete(index: LogIndex) -> None:
     finished = {m.compile_id for m in index.dynamo.stage({}).compile_metrics if m.kind == "frame"}
-    started = [cid for cid, frame in index.dynamo.frames.items() if frame.function]
+    started = [cid for cid in index.compiles if not cid.startswith("!")]  # compiled autograd ids aside
     unfinished = [cid for cid in started if cid not in finished]
     if unfinished:
         index.problems.notes.append(f"compile(s) {', '.join(unfinished)} have no compilation_metrics record: they "

@@ -166,7 +166,7 @@ def read_records(stream: BinaryIO, problems: LogProblems, *, wants_payload: Call
         metadata = _parse_header(match.group("json")) if match else None
         record = record_of(metadata, None, number) if metadata is not None else None
         if record is None:
-            if raw.strip():
+            if raw.strip() and raw.endswith(b"\n"):  # a last line cut short is the truncation, reported below
                 problems.bad_line(number, raw)
             continue
         pending, span = record, Span(begin, offset, number)
