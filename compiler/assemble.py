@@ -47,6 +47,11 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: Graph
     post_grad = fx_stage("post_grad", record.post_grad_module)
     inputs = input_links(post_grad, fx, forward.post_grad if forward is not None else None)
     link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs)
+    return assemble_stages(index, record, fx, post_grad)
+
+
+def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage) -> GraphCapture:
+    """The linked GraphCapture of FX stages already built (from live modules or from a log's text)."""
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
     fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f["origins"]))
              for f in record.fused]

@@ -2,39 +2,70 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import time
 import types
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
 from . import frames, toggles
 from ._torch import backend as _backend
-from ._torch import environment, errors, hooks, inductor_config, scheduler_ir, timing
+from ._torch import compile_ids, environment, errors, hooks, inductor_config, scheduler_ir, structured_trace, timing
 from ._torch.output_code import provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
+from .dynamo import DynamoStage
+from .dynamo_records import DynamoRecords, add_sources
 from .errors import CompileError
 from .fx_stage import StageNames
 from .stages import AutotuneRecord, GraphCapture
+from .trace_log import Record
 
 _RESUME_PREFIX = "torch_dynamo_resume_in"
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
 class _Recorder:
     """Receives every hook call of one capture and keeps the raw records in order."""
 
-    def __init__(self, settings: dict[str, Any]) -> None:
+    def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None) -> None:
         self.settings = settings
+        self.device = device
+        self.trace_dir = trace_dir
+        self.log_path: Path | None = None  # the TORCH_TRACE log written to trace_dir
         self.active = True
         self.stage = "tracing"
         self.dynamo_modules: list[torch.fx.GraphModule] = []
         self.dynamo_graph_paths: list[dict[int, str]] = []
         self.combo: list[list[str]] | None = None
         self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
+        self.compile_ids: list[str | None] = []  # Dynamo's compile id of each Dynamo graph
+        self.dynamo = DynamoRecords(structured_trace.interned_filenames())
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
         self.entry_code: types.CodeType | None = None
+
+    @contextlib.contextmanager
+    def capturing(self) -> Iterator[None]:
+        """Every capture hook, for the first call and for each later run that may recompile."""
+        with hooks.capture_hooks(
+            settings={**hooks.device_settings(self.device), **self.settings},
+            on_pre_fusion=self.on_pre_fusion,
+            on_post_fusion=self.on_post_fusion,
+            on_output_code=self.on_output_code,
+            on_node_lines=self.on_node_lines,
+            on_kernel_nodes=self.on_kernel_nodes,
+            on_fusion_refused=self.on_fusion_refused,
+            on_autotune=self.on_autotune,
+            keep_code=self.keep_code,
+            on_combo_kernel=self.on_combo_kernel,
+            on_pad_mm=self.on_pad_mm,
+        ), structured_trace.on_trace_records(self.on_trace_record, self.trace_dir, self.log_path) as path:
+            self.log_path = path
+            yield
 
     # --- backend ---------------------------------------------------------------------------
     def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
@@ -51,6 +82,7 @@ class _Recorder:
         self.dynamo_modules.append(copy)
         # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
         self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(copy.graph): ""})
+        self.compile_ids.append(compile_ids.current())
         return len(self.dynamo_modules) - 1
 
     def around_inner(self, dynamo_index: int, compile_inner: Callable[..., Any], gm: Any, inputs: Any, **kwargs: Any) -> Any:
@@ -132,21 +164,68 @@ class _Recorder:
         if target is not None and self.active:
             target.autotune.append(AutotuneRecord(kernel, choice, time_ms, chosen, source))
 
+    def on_trace_record(self, record: Record) -> None:
+        if self.dynamo.reads(record):
+            self.dynamo.add(record)
+
     def keep_code(self, code: types.CodeType) -> bool:
         """Our private entry copy and Dynamo's resume functions made from it stay cached (see dynamo_codes)."""
         return code is self.entry_code or code.co_name.startswith(_RESUME_PREFIX)
 
     # --- results ---------------------------------------------------------------------------
-    def graphs(self) -> list[GraphCapture]:
+    def graphs(self, start: int = 0) -> list[GraphCapture]:
         graphs: list[GraphCapture] = []
         forwards: dict[int, GraphCapture] = {}  # Dynamo graph -> its forward, whose values a backward reads
-        for i, rec in enumerate(self.inner):
+        for index, rec in enumerate(self.inner[start:], start=start):
             forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
             rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
-            graphs.append(assemble(i, rec, self.dynamo_modules[rec.dynamo_index], forward))
+            graph = assemble(index, rec, self.dynamo_modules[rec.dynamo_index], forward)
+            graph.compile_id = self.compile_ids[rec.dynamo_index]
+            graphs.append(graph)
             if rec.kind == "forward":
-                forwards[rec.dynamo_index] = graphs[-1]
+                forwards[rec.dynamo_index] = graph
         return graphs
+
+    def dynamo_stage(self, graphs: list[GraphCapture]) -> DynamoStage:
+        by_compile: dict[str, list[str]] = {}
+        for graph in graphs:
+            by_compile.setdefault(graph.compile_id or "", []).append(graph.id)
+        files = {file for g in graphs for stage in (g.fx, g.post_grad) for n in stage.nodes for file, _, _ in n.stack}
+        stage = self.dynamo.stage(by_compile, known_files=files)
+        for graph_break in stage.graph_breaks:
+            graph_break.stack = _from_entry(graph_break.stack)
+        return stage
+
+    def rerun(self, compilation: Compilation, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run the compiled function again with the hooks on: graphs Dynamo recompiles for these inputs
+        join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
+        start, frames = len(self.inner), copy.deepcopy(self.dynamo.frames)
+        self.active, self.stage = True, "tracing"
+        try:
+            with self.capturing():
+                outputs = compilation.compiled(*inputs, **kwargs)
+        except Exception as error:
+            del self.inner[start:]
+            self.dynamo.frames = frames
+            cause = errors.backend_cause(error) or error
+            raise CompileError(_failed_stage(self.stage, error), f"{type(cause).__name__}: {cause}", compilation) from error
+        finally:
+            self.active = False
+        new = self.graphs(start)
+        if new or self.dynamo.frames.keys() != frames.keys():
+            compilation.graphs.extend(new)
+            compilation.__post_init__()
+            compilation.dynamo = self.dynamo_stage(compilation.graphs)
+            for file, lines in user_sources(new).items():
+                compilation.sources.setdefault(file, {}).update(lines)
+            add_sources(compilation.sources, compilation.dynamo, self.dynamo.line_texts)
+        return outputs
+
+
+def _from_entry(stack: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """The user frames from the compiled function inward (the capture's own frames and its callers dropped)."""
+    cut = max((i for i, (file, _, _) in enumerate(stack) if file.startswith(_PACKAGE_DIR)), default=-1)
+    return stack[cut + 1:]
 
 
 def _clone_function(fn: types.FunctionType) -> types.FunctionType:
@@ -204,6 +283,7 @@ def capture(
     backward: bool = False,
     dynamic: bool | None = False,
     kwargs: Mapping[str, Any] | None = None,
+    trace_dir: str | Path | None = None,
 ) -> Compilation:
     """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
 
@@ -211,31 +291,21 @@ def capture(
     validated before anything compiles. ``backward=True`` also runs a backward pass through the
     outputs that require grad, so the backward graphs are compiled and captured. Shapes are static
     unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
+    ``trace_dir`` also writes the compile's structured trace there as a TORCH_TRACE log (one file per
+    process, rank-named under torch.distributed), which ``explorer.load_trace`` and tlparse read.
     """
     settings = toggles.resolve(config)
     entry, name = _entry(target)
-    recorder = _Recorder(settings)
+    device = _device_of(target, inputs)
+    recorder = _Recorder(settings, device, trace_dir)
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
     compiled = torch.compile(entry, backend=recorder.backend, dynamic=dynamic)
     call_kwargs = dict(kwargs or {})
-    device = _device_of(target, inputs)
     overrides: dict[str, Any] = {}
     grad_enabled = torch.is_grad_enabled()
     started = time.perf_counter()
     mark = timing.mark()
-    with hooks.capture_hooks(
-        settings={**hooks.device_settings(device), **settings},
-        on_pre_fusion=recorder.on_pre_fusion,
-        on_post_fusion=recorder.on_post_fusion,
-        on_output_code=recorder.on_output_code,
-        on_node_lines=recorder.on_node_lines,
-        on_kernel_nodes=recorder.on_kernel_nodes,
-        on_fusion_refused=recorder.on_fusion_refused,
-        on_autotune=recorder.on_autotune,
-        keep_code=recorder.keep_code,
-        on_combo_kernel=recorder.on_combo_kernel,
-        on_pad_mm=recorder.on_pad_mm,
-    ):
+    with recorder.capturing():
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
                      if key not in internal or key in settings}
@@ -277,7 +347,9 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
     # AOT autograd's own time: its timer also spans the inner (Inductor) compiles it calls
     timings["aot"] = round(max(0.0, raw.get("create_aot_dispatcher_function", 0.0) - raw.get("compile_fx_inner", 0.0)), 6)
     meta = environment.describe(device)
+    dynamo = recorder.dynamo_stage(graphs)
     sources = user_sources(graphs)
+    add_sources(sources, dynamo, recorder.dynamo.line_texts)
     return Compilation(
         function=name,
         toggles=toggles.toggle_names_for(settings) if config else {},
@@ -290,11 +362,14 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         graphs=graphs,
         sources=sources,
         library_files={file: library for file in sources if (library := frames.library_of(file))},
+        dynamo=dynamo,
+        origin={"log": str(recorder.log_path)} if recorder.log_path else {},
         outputs=outputs,
         compiled=compiled,
         target=target,
         example_inputs=inputs,
         call_kwargs=call_kwargs,
         grad_enabled=grad_enabled,
+        rerun=recorder.rerun if outputs is not None else None,
         **meta,
     )

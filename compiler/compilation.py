@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import torch
 
+from .dynamo import DynamoStage
 from .stages import GraphCapture, _Rendered
 
 
@@ -71,6 +72,8 @@ class Compilation(_Rendered):
     profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
     numerics: list[Any] = field(default_factory=list)  # every c.check_numerics() report, oldest first
     library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
+    dynamo: DynamoStage = field(default_factory=DynamoStage)  # guards, graph breaks, symbols, recompiles
+    origin: dict[str, Any] = field(default_factory=dict)  # where a loaded one came from: log, rank, compile id
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -84,10 +87,31 @@ class Compilation(_Rendered):
     example_inputs: tuple[Any, ...] | None = None
     call_kwargs: dict[str, Any] | None = None
     grad_enabled: bool | None = None  # grad mode of the capture: Dynamo guards on it, so runs replay it
+    rerun: Any = field(default=None, repr=False)  # runs the compiled function again, capturing recompiles
 
     @property
     def live(self) -> bool:
         return self.compiled is not None
+
+    @property
+    def guards(self) -> list[Any]:
+        return self.dynamo.guards
+
+    @property
+    def graph_breaks(self) -> list[Any]:
+        return self.dynamo.graph_breaks
+
+    @property
+    def symbols(self) -> list[Any]:
+        return self.dynamo.symbols
+
+    @property
+    def recompiles(self) -> list[Any]:
+        return self.dynamo.recompiles
+
+    @property
+    def compile_metrics(self) -> list[Any]:
+        return self.dynamo.compile_metrics
 
     @property
     def kernels(self) -> list[Any]:
@@ -100,11 +124,16 @@ class Compilation(_Rendered):
         raise KeyError(f"no graph {key!r}; graphs: {[g.id for g in self.graphs]}")
 
     def run(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Call the compiled function again (defaults to the example inputs)."""
+        """Call the compiled function again (defaults to the example inputs).
+
+        When new inputs make Dynamo recompile, the new graphs are captured into this compilation and
+        the recompile (with the guard that failed) is added to ``recompiles``.
+        """
         if not self.live:
             raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
                                "compile it again with explorer.compile(...)")
-        return self.compiled(*(inputs or self.example_inputs or ()), **kwargs)
+        args = inputs or self.example_inputs or ()
+        return self.rerun(self, args, kwargs) if self.rerun is not None else self.compiled(*args, **kwargs)
 
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""

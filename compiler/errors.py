@@ -20,3 +20,8 @@ class CompileError(RuntimeError):
 
 class TraceFormatError(ValueError):
     """A trace file that is not valid JSON of this schema, or of a newer schema version."""
+
+
+class TraceLoadError(ValueError):
+    """A TORCH_TRACE path that cannot be read at all (missing, no logs, not a log); what can be read
+    of a damaged log is kept and its problems reported instead."""

@@ -149,6 +149,8 @@ def _(c: Compilation) -> Any:
     info.add(f"torch {c.torch}, triton {c.triton}, {c.device_name}")
     info.add(f"toggles: {c.toggles or 'none'}; inductor overrides: {c.inductor_overrides or 'none'}")
     info.add("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in c.timings.items() if v))
+    if c.dynamo:
+        tree.add(rich_of(c.dynamo))
     for graph in c.graphs:
         _graph_tree(graph, tree.add(Text(repr(graph), style="bold")), full=False)
     return tree
@@ -260,7 +262,9 @@ def html_summary(c: Compilation) -> str:
 
 @html_of.register
 def _(c: Compilation) -> str:
-    return "<div>" + html_summary(c) + "".join(html_of(g) for g in c.graphs) + "</div>"
+    dynamo = f"<details><summary>Dynamo</summary>{html_of(c.dynamo)}</details>" if c.dynamo else ""
+    return "<div>" + html_summary(c) + dynamo + "".join(html_of(g) for g in c.graphs) + "</div>"
 
 
+from . import render_dynamo, render_traceset  # noqa: E402,F401 - register the Dynamo stage's and TraceSet's renderings
 from .runs import views as _run_views  # noqa: E402,F401 - registers the run reports' renderings

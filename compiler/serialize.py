@@ -10,7 +10,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
-from . import sympy_io
+from . import dynamo_json, sympy_io
 from .runs import numerics, profile
 from .compilation import Compilation
 from .errors import TraceFormatError
@@ -97,6 +97,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                             "source": a.source} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
+    "compile_id": lambda g: g.compile_id,
 }
 
 
@@ -171,6 +172,8 @@ def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
         "graphs": [_lazy(g) if lazy else _graph(g) for g in c.graphs],
         "profiles": [profile.to_json(p) for p in c.profiles],
         "numerics": [numerics.to_json(r) for r in c.numerics],
+        **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
+        **({"origin": _jsonable(c.origin)} if c.origin else {}),
     }
     if c.library_files:
         out["library_files"] = dict(c.library_files)
@@ -193,7 +196,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load(path: str | Path) -> Compilation:
+def load(path: str | Path) -> Any:
+    """A saved Compilation (``Compilation.save``), or a saved TraceSet (``TraceSet.save``)."""
     path = Path(path)
     with _collector_paused():
         try:
@@ -201,6 +205,10 @@ def load(path: str | Path) -> Compilation:
         except json.JSONDecodeError as exc:
             raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
                                    "save traces with Compilation.save(path)") from exc
+        from . import traceset
+
+        if isinstance(data, dict) and data.get("schema") == traceset.SCHEMA:
+            return traceset.from_json(data, origin=str(path))
         return from_json(data, origin=str(path))
 
 
@@ -235,6 +243,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             profiles=[profile.from_json(p) for p in data.get("profiles") or []],
             numerics=[numerics.from_json(r) for r in data.get("numerics") or []],
             library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
+            dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
         )
     except TraceFormatError:
         raise
@@ -310,6 +319,6 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
         autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
-        timings=dict(g.get("timings", {})),
+        timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
         features=[_load_feature(f) for f in g.get("features", [])],
     )

@@ -208,6 +208,7 @@ class GraphCapture(_Rendered):
     autotune: list[AutotuneRecord] = field(default_factory=list)
     not_fused: list[NotFused] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    compile_id: str | None = None  # Dynamo's compile id of the frame this graph came from ("0/1")
     compiled_fn: Any = None  # Inductor's callable for this graph while live
     _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views

@@ -4,6 +4,7 @@
     c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
     c.graphs[0].kernels[0].source
     c            # in a notebook: the linked explorer view
+    ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank][compile_id]
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      load, views)
+                      TraceLoadError, TraceSet, load, load_trace, trace_env, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -56,5 +57,6 @@ def load_ipython_extension(ipython: Any) -> None:
 from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
-__all__ = ["compile", "load", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension", "Compilation",
-           "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError", "TOGGLES", "__version__"]
+__all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+           "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError",
+           "TraceLoadError", "TOGGLES", "__version__"]

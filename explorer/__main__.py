@@ -48,6 +48,25 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trace(args: argparse.Namespace) -> int:
+    """A TORCH_TRACE directory: the ranks and where they diverge; one compile's stages with --compile."""
+    import explorer
+
+    console = Console()
+    traces = explorer.load_trace(args.path)
+    if args.compile is None:
+        console.print(traces if args.rank is None else traces[args.rank])
+        return 0
+    c = traces[args.rank if args.rank is not None else next(iter(traces.ranks))][args.compile]
+    console.print(c)
+    for graph in c.graphs:
+        console.rule(f"{graph.id}: Dynamo FX graph")
+        console.print(graph.fx)
+        for kernel in graph.kernels:
+            console.print(kernel)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -58,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     show = sub.add_parser("show", help="print a saved trace")
     show.add_argument("trace")
     show.set_defaults(run=_show)
+    trace = sub.add_parser("trace", help="print a TORCH_TRACE directory (one log per rank): ranks, divergence, stages")
+    trace.add_argument("path", help="the directory TORCH_TRACE pointed at, or one log in it")
+    trace.add_argument("--rank", help="only this rank")
+    trace.add_argument("--compile", metavar="ID", help="print this compile id's stages (e.g. 0/1)")
+    trace.set_defaults(run=_trace)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -36,7 +36,7 @@ from IPython.display import display
 from compiler import TOGGLES, CompileError, ToggleError, capture
 
 from . import cell as cells
-from . import settings
+from . import rerun, settings
 from .session import Session
 
 # Flag spellings people type; every other toggle is its name with dashes.
@@ -175,6 +175,7 @@ class ExplorerMagics(Magics):
         self._counter = itertools.count(1)
         self.views: list[Any] = []  # SessionViews shown by this shell (kept so their handlers stay alive)
         self.panel: Any = None
+        self.cell_runs: dict[tuple[str, str, bool, str], rerun.CellRun] = {}  # cells that compiled, by code+options
 
     @cell_magic("compile")
     def compile_cell(self, line: str, cell: str) -> None:
@@ -204,10 +205,15 @@ class ExplorerMagics(Magics):
         inputs = built.inputs(ns)
         if args.device is not None:
             inputs = tuple(t.to(args.device) for t in inputs)
+        dynamic = True if args.dynamic else False
+        key = rerun.cell_key(source, config, dynamic, args.device)
+        previous = self.cell_runs.get(key)
+        if previous is not None and rerun.reusable(previous, built, ns):
+            self._run_again(previous, inputs, args)
+            return
         shown = ", ".join(f"{k}={v}" for k, v in config.items())
         progress = _Progress(f"compiling {name} ({', '.join(built.params) or 'no tensor inputs'})"
                              f"{' with ' + shown if shown else ''}…", args.quiet)
-        dynamic = True if args.dynamic else False
 
         def recompile(new_config: dict[str, Any]) -> Any:
             with quiet_capture_warnings():
@@ -227,12 +233,36 @@ class ExplorerMagics(Magics):
         ns.update({k: v for k, v in outputs.items() if k in built.assigned})
         entry = self.session.add(compilation, code=source, config=config, dynamic=dynamic, recompile=recompile,
                                  name=name, origin="cell", seconds=seconds)
+        self.cell_runs[key] = rerun.CellRun(built, entry)
         if args.name is not None:
             ns[args.name] = compilation
         if not args.quiet:
             view = self.session.view(entry.index)
             self.views.append(view)
             progress.done(view.widget)
+
+    def _run_again(self, previous: rerun.CellRun, inputs: tuple[Any, ...], args: Any) -> None:
+        """The cell's earlier compilation on new inputs: Dynamo reuses it or recompiles into it."""
+        ns, entry = self.shell.user_ns, previous.entry
+        compilation, before = entry.compilation, len(entry.compilation.recompiles)
+        progress = _Progress(f"running {entry.name} again on new inputs…", args.quiet)
+        try:
+            with quiet_capture_warnings():
+                outputs = compilation.run(*inputs)
+        except CompileError as error:
+            progress.update(f"{entry.name}: recompilation failed during {error.stage}")
+            raise CellFailed(error.stage, _short(error)) from None
+        ns.update({k: v for k, v in (outputs or {}).items() if k in previous.built.assigned})
+        if args.name is not None:
+            ns[args.name] = compilation
+        progress.update(rerun.outcome(entry.name, compilation, before, inputs))
+        if not args.quiet:
+            view = self.session.view(entry.index)
+            new_graphs = [g for r in compilation.recompiles[before:] for g in r.graphs]
+            if new_graphs:
+                view.widget.graph = new_graphs[0]  # open the view on what was recompiled
+            self.views.append(view)
+            display(view.widget)
 
     @line_magic("explorer")
     def explorer_line(self, line: str) -> Any:

@@ -60,3 +60,19 @@ def all_compilations(reduction_compilation, matmul_compilation, graph_break_comp
                      demo_compilation):
     return [reduction_compilation[0], matmul_compilation[0], graph_break_compilation[0],
             training_compilation[0], demo_compilation[0]]
+
+
+@pytest.fixture(scope="session")
+def two_rank_trace(tmp_path_factory):
+    """examples/two_ranks.py run once under torchrun (gloo, 2 CPU ranks) with TORCH_TRACE: the logs' directory."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "two_ranks.py"
+    spec = importlib.util.spec_from_file_location("two_ranks", path)
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    trace_dir = tmp_path_factory.mktemp("two_rank_trace")
+    result = job.launch(trace_dir, backend="gloo")
+    assert result.returncode == 0, f"the torchrun job failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+    return trace_dir

@@ -170,3 +170,33 @@ def test_explorer_line_magic(ip, session):
         ip.run_line_magic("explorer", "nonsense")
     assert isinstance(ip.magics_manager.registry["ExplorerMagics"], ExplorerMagics)
     assert isinstance(session, Session)
+
+
+def test_rerun_with_new_shapes_recompiles_into_the_same_compilation(ip, session):
+    cell = "%%compile --name grown\ng = torch.tanh(x @ w) * scale\n"
+    result, _ = run(ip, cell)
+    assert result.success, result.error_in_exec
+    c, count, old_x = ip.user_ns["grown"], len(session), ip.user_ns["x"]
+    try:
+        ip.user_ns["x"] = torch.randn(5, 16)  # new shapes: the compiled code's guards fail
+        result, captured = run(ip, cell)
+        assert result.success, result.error_in_exec
+        assert ip.user_ns["grown"] is c and len(session) == count        # no fresh compile, no new entry
+        torch.testing.assert_close(ip.user_ns["g"], torch.tanh(ip.user_ns["x"] @ ip.user_ns["w"]) * 3.0)
+        [recompile] = c.recompiles
+        assert recompile.graphs == ["g1"] and "tensor 'x' size mismatch at index 0. expected 8, actual 5" in recompile.reasons[0]
+        lines = [o.data["text/plain"] for o in captured.outputs if WIDGET_MIME not in o.data]
+        assert lines[-1].startswith("grown: recompiled for the new inputs (5x16, 16x4)")
+        assert "size mismatch" in lines[-1]
+        assert WIDGET_MIME in captured.outputs[-1].data
+        assert ip.magics_manager.registry["ExplorerMagics"].views[-1].widget.graph == "g1"  # opens on the recompile
+        # the same shapes again: the recompiled graph's guards hold
+        result, captured = run(ip, cell)
+        assert len(c.recompiles) == 1 and "its guards held, nothing recompiled" in captured.outputs[-2].data["text/plain"]
+        # a changed number the cell reads is not a re-run: it compiles afresh, as a new entry
+        ip.user_ns["scale"] = 4.0
+        result, _ = run(ip, cell)
+        assert result.success and ip.user_ns["grown"] is not c and len(session) == count + 1
+        assert ip.user_ns["grown"].recompiles == []
+    finally:
+        ip.user_ns.update(x=old_x, scale=3.0)

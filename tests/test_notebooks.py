@@ -157,6 +157,19 @@ EXPECTED = {
         "block pointers:",
         "pad_mm: ",
         "split scan workspace: {'workspace_",
+    "09_dynamo_and_ranks.ipynb": [
+        "graph break at line 15: Failed to trace builtin operator",
+        "graphs before it: ['g0'], after it: ['g1']",
+        "TENSOR_MATCH",
+        "= L['x'].size()[0], saw 8, range [5, ",
+        "recompiles after 16 rows: 0",
+        "recompiled normalize (0/1) -> new graphs ['g2']",
+        "exit code 0",
+        "[graph] 0/0 forward: ranks compiled different graphs (rank 0 vs rank 1)",
+        "[recompile] ranks recompiled a different number of times",
+        "[graph_break] ranks broke their graphs at different places",
+        "added on rank 1: cpp_fused_add_mul_1",
+        "rank 1 recompiled because: 0/0: n == 1",
     ],
 }
 

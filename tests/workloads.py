@@ -131,3 +131,9 @@ def _negative_branch(x: torch.Tensor) -> torch.Tensor:
 def branches(x: torch.Tensor) -> torch.Tensor:
     """torch.cond: data-dependent control flow, each branch a subgraph Inductor lowers on its own."""
     return torch.cond(x.sum() > 0, _positive_branch, _negative_branch, (x,))
+def branch_on_size(x: torch.Tensor) -> torch.Tensor:
+    """A branch on a dimension: with dynamic shapes, a guard on that dimension's symbol."""
+    y = x * 2
+    if x.shape[0] > 4:
+        return y.sum(0)
+    return y.sum(1)

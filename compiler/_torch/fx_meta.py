@@ -79,3 +79,12 @@ def target_name(node: torch.fx.Node) -> str:
 
 def frames_of(stack_trace: str) -> list[tuple[str, int, str]]:
     return [(m["file"], int(m["line"]), m["fn"]) for m in _FRAME.finditer(stack_trace or "")]
+
+
+def dtype_names() -> dict[str, str]:
+    """The short dtype names FX prints in graph code (``f32``, ``bf16``, ``b8``) -> ``torch.float32``..."""
+    try:
+        from torch.utils._dtype_abbrs import dtype_abbrs
+    except ImportError:
+        dtype_abbrs = getattr(torch.fx.graph, "dtype_abbrs", {})
+    return {abbr: str(dtype) for dtype, abbr in dict(dtype_abbrs).items()}
