@@ -10,7 +10,8 @@ import torch
 
 from . import toggles
 from ._torch import backend as _backend
-from ._torch import environment, errors, hooks, inductor_config, scheduler_ir, timing
+from ._torch import (environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir, timing, wrapper_fx,
+                     wrapper_ir)
 from ._torch.output_code import provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
@@ -84,6 +85,13 @@ class _Recorder:
         self.stage = "kernel compile"
         self.current.wrapper = code
         self.current.provenance, self.current.kernel_traces = provenance_tables()
+
+    def on_wrapper_planned(self, wrapper: Any) -> None:
+        """The wrapper's planned lines: its memory plan, Inductor's estimate and its FX form."""
+        if self.current is None:
+            return
+        self.current.memory = {**wrapper_ir.events(wrapper), "estimate": memory_estimate.estimate()}
+        self.current.wrapper_fx = wrapper_fx.convert(wrapper)
 
     def on_node_lines(self, node_name: str, lines: list[str]) -> None:
         if self.current is not None:
@@ -175,6 +183,7 @@ def capture(
     unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
     """
     settings = toggles.resolve(config)
+    toggles.check_capturable(settings)
     entry, name = _entry(target)
     recorder = _Recorder(settings)
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
@@ -194,6 +203,7 @@ def capture(
         on_fusion_refused=recorder.on_fusion_refused,
         on_autotune=recorder.on_autotune,
         keep_code=recorder.keep_code,
+        on_wrapper_planned=recorder.on_wrapper_planned,
     ):
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()

@@ -73,6 +73,8 @@ class Compilation(_Rendered):
         for graph in self.graphs:
             for kernel in graph.kernels:
                 kernel.graph = graph
+            if graph.memory is not None:
+                graph.memory.graph = graph
     # live handles: present only in the process that compiled
     outputs: Any = None
     compiled: Any = None
@@ -105,6 +107,10 @@ class Compilation(_Rendered):
         from .runs.bench import bench_compilation
 
         return bench_compilation(self)
+
+    def measure_memory(self) -> list[Any]:
+        """Run each graph once on the GPU: its measured peak next to the planned one (g.memory.measured)."""
+        return [g.memory.measure() for g in self.graphs if g.memory is not None]
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -94,6 +94,8 @@ def _(kernel: Kernel) -> Any:
     prov.add_row("post-grad nodes", ", ".join(kernel.post_grad_nodes))
     prov.add_row("fx nodes", ", ".join(kernel.fx_nodes))
     prov.add_row("user lines", ", ".join(_where(u) for u in kernel.user_lines))
+    if kernel.ir is not None:
+        prov.add_row("Triton IR", repr(kernel.ir))
     return Panel(Group(prov, syntax), title=f"{kernel.id} ({kernel.language})", expand=False)
 
 
@@ -122,6 +124,10 @@ def _graph_tree(graph: GraphCapture, tree: Tree, full: bool) -> Tree:
     for kernel in graph.kernels:
         kernels.add(rich_of(kernel))
     tree.add(Text(f"wrapper: {repr(graph.wrapper)}"))
+    if graph.wrapper.fx is not None:
+        tree.add(Text(f"wrapper as FX: {repr(graph.wrapper.fx)}"))
+    if graph.memory is not None:
+        tree.add(rich_of(graph.memory) if full else Text(f"memory: {repr(graph.memory)}"))
     tune = tree.add(Text(f"autotune ({len(graph.autotune)} records)"))
     for rec in graph.autotune[:20]:
         tune.add(Text(f"{'*' if rec.chosen else ' '} {rec.kernel}: {rec.choice} {rec.time_ms:.4f} ms"))
@@ -191,8 +197,9 @@ def _(kernel: Kernel) -> str:
     prov = _table(["group", "post-grad nodes", "fx nodes", "user lines"],
                   [[str(kernel.group), ", ".join(kernel.post_grad_nodes), ", ".join(kernel.fx_nodes),
                     ", ".join(_where(u) for u in kernel.user_lines)]])
+    ir = f"<details><summary>Triton IR</summary>{html_of(kernel.ir)}</details>" if kernel.ir is not None else ""
     return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov
-            + _code_html(kernel.source, lexer) + "</div>")
+            + _code_html(kernel.source, lexer) + ir + "</div>")
 
 
 @html_of.register
@@ -207,6 +214,10 @@ def _(graph: GraphCapture) -> str:
              "<details><summary>fused groups</summary>" + "".join(html_of(g) + "<br>" for g in graph.fused) + "</details>",
              "<details open><summary>kernels</summary>" + "".join(html_of(k) for k in graph.kernels) + "</details>",
              "<details><summary>wrapper</summary>" + html_of(graph.wrapper) + "</details>"]
+    if graph.wrapper.fx is not None:
+        parts.append("<details><summary>wrapper as FX</summary>" + html_of(graph.wrapper.fx) + "</details>")
+    if graph.memory is not None:
+        parts.append("<details><summary>memory</summary>" + html_of(graph.memory) + "</details>")
     if graph.autotune:
         parts.append(_table(["kernel", "choice", "ms", "chosen"],
                             [[a.kernel, a.choice, f"{a.time_ms:.4f}", "*" if a.chosen else ""] for a in graph.autotune]))
@@ -218,3 +229,6 @@ def _(c: Compilation) -> str:
     summary = _table(["function", "device", "torch", "toggles", "total time"],
                      [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
     return "<div>" + summary + "".join(html_of(g) for g in c.graphs) + "</div>"
+
+
+from . import render_memory_ir  # noqa: E402,F401 - registers g.memory, g.wrapper.fx and k.ir renderings

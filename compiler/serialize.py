@@ -9,8 +9,11 @@ from typing import Any
 from . import sympy_io
 from .compilation import Compilation
 from .errors import TraceFormatError
+from .kernel_ir import kernel_ir_from_json, kernel_ir_to_json
+from .memory import timeline_from_json, timeline_to_json
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
+from .wrapper_fx import wrapper_fx_from_json, wrapper_fx_to_json
 
 SCHEMA = "inductor-explorer/trace"
 VERSION = 2
@@ -42,13 +45,23 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
 
 
 def _kernel(k: Kernel) -> dict[str, Any]:
-    return {
+    out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
         "user_lines": [list(u) for u in k.user_lines],
         "line_nodes": {str(line): names for line, names in k.line_nodes.items()},
         "wrapper_lines": k.wrapper_lines, "meta": _jsonable(k.meta),
     }
+    if k.ir is not None:
+        out["ir"] = kernel_ir_to_json(k.ir)
+    return out
+
+
+def _wrapper(w: Wrapper) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": w.source, "kernel_lines": {str(k): v for k, v in w.kernel_lines.items()}}
+    if w.fx is not None:
+        out["fx"] = wrapper_fx_to_json(w.fx)
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -71,9 +84,10 @@ def _graph(g: GraphCapture) -> dict[str, Any]:
                   for f in g.fused],
         "not_fused": [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
         "kernels": [_kernel(k) for k in g.kernels],
-        "wrapper": {"source": g.wrapper.source, "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
+        "wrapper": _wrapper(g.wrapper),
         "autotune": [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                       "source": a.source} for a in g.autotune],
+        **({"memory": timeline_to_json(g.memory)} if g.memory is not None else {}),
     }
 
 
@@ -176,6 +190,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
         fx_nodes=list(k.get("fx_nodes", [])), user_lines=[tuple(u) for u in k.get("user_lines", [])],
         line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
         wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
+        ir=kernel_ir_from_json(k["ir"]) if k.get("ir") is not None else None,
     )
 
 
@@ -193,9 +208,11 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
                           kernels=list(f.get("kernels", []))) for f in g.get("fused", [])],
         kernels=[_load_kernel(k) for k in g.get("kernels", [])],
         wrapper=Wrapper(source=wrapper.get("source", ""),
-                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()}),
+                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
+                        fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
         autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
         timings=dict(g.get("timings", {})),
+        memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
     )

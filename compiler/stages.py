@@ -141,6 +141,7 @@ class Kernel(_Rendered):
     line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
     wrapper_lines: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    ir: Any = None  # KernelIR (compiler/kernel_ir.py): Triton's IR stages of the chosen binary, GPU only
     graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
     @property
@@ -169,6 +170,7 @@ class Kernel(_Rendered):
 class Wrapper(_Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
+    fx: Any = None  # WrapperFx (compiler/wrapper_fx.py): the same wrapper as an FX graph, or why not
 
     def __repr__(self) -> str:
         return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"
@@ -202,6 +204,7 @@ class GraphCapture(_Rendered):
     autotune: list[AutotuneRecord] = field(default_factory=list)
     not_fused: list[NotFused] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    memory: Any = None  # MemoryTimeline (compiler/memory.py): buffers over the wrapper's steps
     compiled_fn: Any = None  # Inductor's callable for this graph while live
 
     @property

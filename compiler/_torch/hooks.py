@@ -7,7 +7,7 @@ import types
 from typing import Any, Callable, Iterator
 
 from . import (autotune, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes, output_code,
-               scheduler_passes)
+               scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -34,6 +34,7 @@ def capture_hooks(
     on_fusion_refused: Callable[[str, str, str], None],
     on_autotune: autotune.Record,
     keep_code: Callable[[types.CodeType], bool],
+    on_wrapper_planned: Callable[[Any], None] = lambda wrapper: None,
 ) -> Iterator[None]:
     values = {**CAPTURE_SETTINGS, **settings}
     if scheduler_passes.available():
@@ -45,5 +46,6 @@ def capture_hooks(
         stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
+        stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))
         stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
         yield
