@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      load, views)
+                      fx_wrapper_backend, load, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -57,4 +57,5 @@ from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
 __all__ = ["compile", "load", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension", "Compilation",
-           "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError", "TOGGLES", "__version__"]
+           "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError", "TOGGLES", "fx_wrapper_backend",
+           "__version__"]
