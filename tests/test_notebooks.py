@@ -125,11 +125,23 @@ EXPECTED = {
         "transformers/models/gpt2/modeling_gpt2.py",
         "ExplorerWidget(",
     ],
+    "10_memory_and_ir.ipynb": [
+        "MemoryTimeline(",
+        "<- peak",
+        "reuse marks match the wrapper text: True",
+        "{'inplace_buffers': False}: peak",
+        "reorder_for_peak_memory=True: mm -> reduce -> mm -> reduce",
+        "block on CPU: WrapperFx(unsupported: NotImplementedError",
+        "kernel=extern_kernels.mm:1",
+        "the compiled function ran through our backend: ['empty_strided', 'mm.out'",
+        "-> ptx line",
+    ],
 }
 
 if not torch.cuda.is_available():
     # On a machine without a GPU the GPU cells must say so instead of failing.
-    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb"):
+    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb",
+                  "10_memory_and_ir.ipynb"):
         EXPECTED[_name].append("No CUDA GPU here")
 
 
