@@ -36,7 +36,7 @@ bundle:
 	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
 gpu-test:
-	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests/test_gpu.py tests/test_session_diff.py
+	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests/test_gpu.py tests/test_session_diff.py tests/test_gpu_memory_ir.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

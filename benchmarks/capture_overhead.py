@@ -15,28 +15,10 @@ import tempfile
 import time
 
 import torch
-from torch import nn
 
 import explorer
 from compiler._torch import inductor_config
-
-
-class Block(nn.Module):
-    """A small pre-norm transformer block: attention (scaled_dot_product_attention) + MLP."""
-
-    def __init__(self, dim: int = 64, heads: int = 4) -> None:
-        super().__init__()
-        self.heads = heads
-        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.up, self.down = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, d // self.heads).unbind(2)
-        attn = nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
-        x = x + self.proj(attn.transpose(1, 2).reshape(b, t, d))
-        return x + self.down(nn.functional.gelu(self.up(self.norm2(x))))
+from tests.workloads import TransformerBlock
 
 
 def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -47,7 +29,7 @@ def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
 def workloads() -> dict[str, tuple]:
     torch.manual_seed(0)
     return {
-        "transformer_block": (Block().eval(), (torch.randn(2, 16, 64),)),
+        "transformer_block": (TransformerBlock().eval(), (torch.randn(2, 16, 64),)),
         "mlp": (mlp, (torch.randn(32, 64), torch.randn(64, 256), torch.randn(256, 64))),
     }
 
