@@ -132,3 +132,44 @@ def test_disassembler_gets_an_argument_list_not_a_shell_line(tmp_path, monkeypat
     args = [line[4:] for line in text.splitlines()]
     assert args[:2] == ["-c", "-g"] and args[2].endswith(".cubin") and len(args) == 3
     assert "pwned" not in text and not os.path.exists(args[2])  # the temporary cubin is removed
+
+
+def test_partial_cache_entry_and_other_gpu_are_explained(tmp_path, monkeypatch):
+    """A Triton cache entry holding only the binary, compiled for another GPU than this one."""
+    import types
+
+    from compiler import assemble
+    from compiler._torch import triton_ir
+    from compiler.stages import Kernel
+
+    entry = tmp_path / "HASHKEY"
+    entry.mkdir()
+    meta = {"num_warps": 4, "num_stages": 2, "shared": 0, "hash": "abc",
+            "target": {"backend": "cuda", "arch": 80, "warp_size": 32}}
+    (entry / "k.json").write_text(json.dumps(meta))
+    (entry / "k.cubin").write_bytes(b"not really a cubin")
+    (entry / "__grp__k.json").write_text(json.dumps({"child_paths": {
+        "k.json": str(entry / "k.json"), "k.cubin": str(entry / "k.cubin")}}))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(triton_ir, "device_arch", lambda: 90)
+    launcher = types.SimpleNamespace(config=object(), cache_hash="HASHKEY", n_regs=40, n_spills=2, shared=0)
+    live = {"k": types.SimpleNamespace(launchers=[launcher], compile_results=[], triton_meta={"device": 0})}
+    kernel = Kernel(id="k", name="k", language="triton", source="@triton.jit\ndef k(x):\n    pass")
+    seconds = assemble._kernel_irs([kernel], live)
+    ir = kernel.ir
+    assert seconds >= 0 and ir.stages.keys() <= {"sass"}
+    assert ir.meta["registers"] == 40 and ir.meta["spills"] == 2 and ir.meta["target"] == "cuda:80"
+    notes = " | ".join(ir.notes)
+    assert "ttir, ttgir, llir, ptx not found in the Triton cache" in notes
+    assert "compiled for sm_80, but this GPU is sm_90" in notes
+    assert "SASS" in notes  # disassembly failed or no tool: either way it says so
+
+
+def test_a_kernel_that_never_ran_has_no_ir_and_says_why():
+    import types
+
+    from compiler._torch import triton_ir
+
+    raw = triton_ir.capture(types.SimpleNamespace(launchers=[]), "k")
+    ir = kernel_ir.kernel_ir(raw, "def k(): pass", "k")
+    assert ir.stages == {} and "has not run" in ir.notes[0]
