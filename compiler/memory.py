@@ -122,11 +122,13 @@ class MemoryTimeline(_Rendered):
 def fmt_bytes(n: int | float | None) -> str:
     if n is None:
         return "?"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+    if abs(n) < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    return f"{n} B"
+        if abs(n) < 1024 or unit == "GiB":
+            break
+    return f"{n:.1f} {unit}"
 
 
 # ------------------------------------------------------------------------------------- wrapper text
@@ -197,7 +199,6 @@ class _Builder:
         self.text = _WrapperText(text)
         self.kernel_lines = kernel_lines
         self.outputs = set(records.get("outputs", []))
-        self.inputs = set(records.get("inputs", {}))
         self.buffers: dict[str, MemoryBuffer] = {}
         self.holder: dict[str, str] = {}  # live name -> storage (the name that allocated it)
         self.storage_bytes: dict[str, int] = {}
@@ -250,8 +251,7 @@ class _Builder:
         op = event["op"]
         if op == "subgraph":
             self.depth += 1 if event["enter"] else -1
-            if event["enter"] and "subgraph" not in " ".join(self.notes):
-                self.notes.append("subgraphs (conditional branches) run only sometimes: their buffers are left out")
+            self.notes.append("subgraphs (conditional branches) run only sometimes: their buffers are left out")
             return
         if self.depth > 0:
             return

@@ -26,7 +26,7 @@ class WrapperFxNode:
     args: str = ""
     inputs: list[str] = field(default_factory=list)
     kernel: str | None = None  # the explorer's kernel id for kernel and extern nodes
-    buffer: str | None = None  # the Inductor buffer it allocates, views or writes (extern: its out=)
+    buffer: str | None = None  # the buffer it allocates or views; extern calls: the FX value passed as out=
     frees: list[str] = field(default_factory=list)
 
 
@@ -61,34 +61,34 @@ class WrapperFx(_Rendered):
 
 
 def wrapper_fx(raw: dict[str, Any] | None, kernels: list[Any], loop_ir: list[Any], memory: Any) -> WrapperFx | None:
-    """The converter's output linked to kernel ids (by name for Triton, by buffer for extern calls)."""
+    """The converter's output linked to kernel ids: Triton launches by kernel name, extern calls through
+    the memory timeline's steps (both come from the same planned lines, so the n-th call node is the
+    n-th step), else by the buffer they write."""
     if raw is None:
         return None
     if raw.get("status") != "built":
         return WrapperFx(status=raw.get("status", "failed"), reason=raw.get("reason", ""))
     by_name = {k.name: k.id for k in kernels if k.language != "extern"}
-    by_buffer = {buf: kid for node in loop_ir for buf in node.buffers for kid in node.kernels[:1]}
     nodes = [WrapperFxNode(**{k: v for k, v in n.items() if k != "kernel"}) for n in raw["nodes"]]
     for node, record in zip(nodes, raw["nodes"]):
         if node.kind == "kernel" and record.get("kernel"):
             node.kernel = by_name.get(record["kernel"])
-        elif node.kind == "extern" and node.buffer:
-            node.kernel = by_buffer.get(node.buffer)
-    _attach_frees(nodes, memory)
+    _link_calls(nodes, memory, {buf: node.kernels[0] for node in loop_ir for buf in node.buffers if node.kernels})
     return WrapperFx(status="built", code=raw["code"], nodes=nodes, seconds=raw.get("seconds"),
                      dropped_lines=int(raw.get("dropped_lines", 0)), module=raw.get("module"))
 
 
-def _attach_frees(nodes: list[WrapperFxNode], memory: Any) -> None:
-    """Both come from the same planned lines: the n-th call node is the memory timeline's n-th step."""
-    if memory is None:
-        return
+def _link_calls(nodes: list[WrapperFxNode], memory: Any, by_buffer: dict[str, str]) -> None:
     calls = [n for n in nodes if n.kind in ("kernel", "extern")]
-    steps = [s for s in memory.steps if s.call != "return"]
-    if len(calls) != len(steps):
-        return
-    for node, step in zip(calls, steps):
-        node.frees = list(step.freed)
+    steps = [s for s in memory.steps if s.call != "return"] if memory is not None else []
+    paired = len(calls) == len(steps)
+    for i, node in enumerate(calls):
+        if paired:
+            node.frees = list(steps[i].freed)
+            if node.kind == "extern":
+                node.kernel = steps[i].kernel
+        elif node.kind == "extern" and node.buffer:
+            node.kernel = by_buffer.get(node.buffer)
 
 
 def wrapper_fx_to_json(fx: WrapperFx) -> dict[str, Any]:
