@@ -1,5 +1,6 @@
 """The pipeline: drive torch.compile / Inductor, capture every stage as Python objects, save/load traces."""
 
+from ._torch.fx_backend import fx_wrapper_backend
 from .capture import capture
 from .compilation import Compilation
 from .dynamo import DynamoStage, FrameMetrics, Guard, GraphBreak, Recompile, ShapeSymbol
@@ -16,4 +17,5 @@ __all__ = [
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
     "ToggleError", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
+    "fx_wrapper_backend",
 ]

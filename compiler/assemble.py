@@ -6,13 +6,18 @@ can highlight the rest without searching.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import features, frames, provenance, triton_meta, wrapper_code
-from ._torch import fx_meta, runtime
+from . import features, frames, provenance, sass, triton_meta, wrapper_code
+from ._torch import fx_meta, runtime, triton_ir
 from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
+from .kernel_ir import kernel_ir
+from .memory import build_timeline
+from .wrapper_fx import wrapper_fx
 from .stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused, Wrapper, AutotuneRecord
 
 
@@ -38,6 +43,8 @@ class InnerRecord:
     pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
+    memory: dict[str, Any] | None = None  # planned wrapper events (wrapper_ir.events) + Inductor's estimate
+    wrapper_fx: dict[str, Any] | None = None  # wrapper_fx.convert's result
     compiled_fn: Any = None
 
 
@@ -64,10 +71,12 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
         source=record.wrapper,
         kernel_lines={line: k.id for k in kernels for line in k.wrapper_lines},
     )
+    memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
+    wrapper.fx = wrapper_fx(record.wrapper_fx, kernels, loop_ir, memory)
     graph = GraphCapture(
         index=index, kind=record.kind, dynamo_graph=record.dynamo_index, fx=fx, post_grad=post_grad,
         loop_ir=loop_ir, fused=fused, kernels=kernels, wrapper=wrapper, autotune=list(record.autotune),
-        not_fused=_not_fused(record.refused, group_of), timings=dict(record.timings),
+        not_fused=_not_fused(record.refused, group_of), timings=dict(record.timings), memory=memory,
         compiled_fn=record.compiled_fn,
     )
     provenance.annotate(graph)
@@ -163,7 +172,32 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         _attach(kernel, record, loop_ir, post_grad, fx, scheduled.get(kernel.id, []))
         if kernel.language in ("triton", "template"):
             _triton_meta(kernel, record.wrapper, live)
+    with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
+    if with_ir:
+        record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
     return kernels
+
+
+def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:
+    """Triton's IR stages of each kernel's chosen binary; SASS disassembled in parallel (subprocesses).
+    Returns the seconds it took."""
+    started = time.perf_counter()
+    raws = [triton_ir.capture(live[k.name], k.name) for k in kernels]
+    arch = triton_ir.device_arch() if raws else None
+    with ThreadPoolExecutor(max_workers=min(8, len(raws) or 1)) as pool:
+        disassembled = list(pool.map(lambda raw: sass.disassemble(raw["cubin"]) if raw.get("cubin") else None, raws))
+    for kernel, raw, result in zip(kernels, raws, disassembled):
+        if result is not None:
+            text, note = result
+            raw.setdefault("notes", []).append(note)
+            if text:
+                raw["texts"]["sass"] = text
+        compiled_for = raw.get("meta", {}).get("arch")
+        if compiled_for and arch and compiled_for != arch:
+            raw["notes"].append(f"compiled for sm_{compiled_for}, but this GPU is sm_{arch}: "
+                                "registers and SASS describe the other GPU")
+        kernel.ir = kernel_ir(raw, kernel.source, kernel.name)
+    return time.perf_counter() - started
 
 
 def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:

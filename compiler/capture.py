@@ -13,7 +13,8 @@ import torch
 
 from . import frames, toggles
 from ._torch import backend as _backend
-from ._torch import compile_ids, environment, errors, hooks, inductor_config, scheduler_ir, structured_trace, timing
+from ._torch import (compile_ids, environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir,
+                     structured_trace, timing, wrapper_fx, wrapper_ir)
 from ._torch.output_code import provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
@@ -63,6 +64,7 @@ class _Recorder:
             keep_code=self.keep_code,
             on_combo_kernel=self.on_combo_kernel,
             on_pad_mm=self.on_pad_mm,
+            on_wrapper_planned=self.on_wrapper_planned,
         ), structured_trace.on_trace_records(self.on_trace_record, self.trace_dir, self.log_path) as path:
             self.log_path = path
             yield
@@ -136,6 +138,13 @@ class _Recorder:
         self.stage = "kernel compile"
         self.current.wrapper = code
         self.current.provenance, self.current.kernel_traces = provenance_tables()
+
+    def on_wrapper_planned(self, wrapper: Any) -> None:
+        """The wrapper's planned lines: its memory plan, Inductor's estimate and its FX form."""
+        if self.current is None:
+            return
+        self.current.memory = {**wrapper_ir.events(wrapper), "estimate": memory_estimate.estimate()}
+        self.current.wrapper_fx = wrapper_fx.convert(wrapper)
 
     def on_node_lines(self, node_name: str, lines: list[str]) -> None:
         if self.current is not None:
@@ -295,6 +304,7 @@ def capture(
     process, rank-named under torch.distributed), which ``explorer.load_trace`` and tlparse read.
     """
     settings = toggles.resolve(config)
+    toggles.check_capturable(settings)
     entry, name = _entry(target)
     device = _device_of(target, inputs)
     recorder = _Recorder(settings, device, trace_dir)

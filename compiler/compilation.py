@@ -80,6 +80,8 @@ class Compilation(_Rendered):
             graph.library_files = self.library_files
             for kernel in graph.kernels:
                 kernel.graph = graph
+            if graph.memory is not None:
+                graph.memory.graph = graph
     # live handles: present only in the process that compiled
     outputs: Any = None
     compiled: Any = None
@@ -161,6 +163,7 @@ class Compilation(_Rendered):
         report = check(self, reference, rtol, atol, edits)
         self.numerics.append(report)
         return report
+
     def features(self, system: str | None = None) -> list[Any]:
         """What each Inductor system did here (``compiler.features.SYSTEMS``), every graph, in order."""
         return [f for g in self.graphs for f in g.features if system is None or f.system == system]
@@ -170,6 +173,10 @@ class Compilation(_Rendered):
         from .provenance import ProvenanceReport
 
         return ProvenanceReport.of(self)
+
+    def measure_memory(self) -> list[Any]:
+        """Run each graph once on the GPU: its measured peak next to the planned one (g.memory.measured)."""
+        return [g.memory.measure() for g in self.graphs if g.memory is not None]
 
     def check_determinism(self, runs: int = 5) -> Any:
         """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""

@@ -104,6 +104,8 @@ def _(kernel: Kernel) -> Any:
     prov.add_row("user lines", _kernel_lines(kernel))
     if kernel.provenance_note:
         prov.add_row("provenance note", kernel.provenance_note)
+    if kernel.ir is not None:
+        prov.add_row("Triton IR", repr(kernel.ir))
     return Panel(Group(prov, syntax), title=f"{kernel.id} ({kernel.language})", expand=False)
 
 
@@ -136,6 +138,10 @@ def _graph_tree(graph: GraphCapture, tree: Tree, full: bool) -> Tree:
         systems = tree.add(Text(f"Inductor systems ({len(graph.features)} findings)"))
         for use in graph.features:
             systems.add(Text(repr(use)))
+    if graph.wrapper.fx is not None:
+        tree.add(Text(f"wrapper as FX: {repr(graph.wrapper.fx)}"))
+    if graph.memory is not None:
+        tree.add(rich_of(graph.memory) if full else Text(f"memory: {repr(graph.memory)}"))
     tune = tree.add(Text(f"autotune ({len(graph.autotune)} records)"))
     for rec in graph.autotune[:20]:
         tune.add(Text(f"{'*' if rec.chosen else ' '} {rec.kernel}: {rec.choice} {rec.time_ms:.4f} ms"))
@@ -225,8 +231,9 @@ def _(kernel: Kernel) -> str:
     prov = _table(["group", "post-grad nodes", "fx nodes", "user lines", "provenance note"],
                   [[str(kernel.group), ", ".join(kernel.post_grad_nodes), ", ".join(kernel.fx_nodes),
                     _kernel_lines(kernel), kernel.provenance_note or ""]])
+    ir = f"<details><summary>Triton IR</summary>{html_of(kernel.ir)}</details>" if kernel.ir is not None else ""
     return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov
-            + _code_html(kernel.source, lexer) + "</div>")
+            + _code_html(kernel.source, lexer) + ir + "</div>")
 
 
 @html_of.register
@@ -244,6 +251,10 @@ def _(graph: GraphCapture) -> str:
     if graph.features:
         parts.append(_table(["system", "kernel", "what it did", "nodes"],
                             [[f.system, f.kernel or "", f.summary, ", ".join(f.nodes)] for f in graph.features]))
+    if graph.wrapper.fx is not None:
+        parts.append("<details><summary>wrapper as FX</summary>" + html_of(graph.wrapper.fx) + "</details>")
+    if graph.memory is not None:
+        parts.append("<details><summary>memory</summary>" + html_of(graph.memory) + "</details>")
     if graph.autotune:
         parts.append(_table(["kernel", "choice", "ms", "chosen"],
                             [[a.kernel, a.choice, f"{a.time_ms:.4f}", "*" if a.chosen else ""] for a in graph.autotune]))
@@ -268,3 +279,4 @@ def _(c: Compilation) -> str:
 
 from . import render_dynamo, render_traceset  # noqa: E402,F401 - register the Dynamo stage's and TraceSet's renderings
 from .runs import views as _run_views  # noqa: E402,F401 - registers the run reports' renderings
+from . import render_memory_ir  # noqa: E402,F401 - registers g.memory, g.wrapper.fx and k.ir renderings

@@ -15,8 +15,11 @@ from .runs import numerics, profile
 from .compilation import Compilation
 from .errors import TraceFormatError
 from .features import FeatureUse
+from .kernel_ir import kernel_ir_from_json, kernel_ir_to_json
+from .memory import timeline_from_json, timeline_to_json
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
+from .wrapper_fx import wrapper_fx_from_json, wrapper_fx_to_json
 
 SCHEMA = "inductor-explorer/trace"
 VERSION = 2
@@ -64,6 +67,15 @@ def _kernel(k: Kernel) -> dict[str, Any]:
     }
     if k.provenance_note:
         out["provenance_note"] = k.provenance_note
+    if k.ir is not None:
+        out["ir"] = kernel_ir_to_json(k.ir)
+    return out
+
+
+def _wrapper(w: Wrapper) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": w.source, "kernel_lines": {str(k): v for k, v in w.kernel_lines.items()}}
+    if w.fx is not None:
+        out["fx"] = wrapper_fx_to_json(w.fx)
     return out
 
 
@@ -92,12 +104,12 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
                         for f in g.fused],
     "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
     "kernels": lambda g: [_kernel(k) for k in g.kernels],
-    "wrapper": lambda g: {"source": g.wrapper.source,
-                          "kernel_lines": {str(k): v for k, v in g.wrapper.kernel_lines.items()}},
+    "wrapper": lambda g: _wrapper(g.wrapper),
     "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
                             "source": a.source} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,
+    "memory": lambda g: timeline_to_json(g.memory) if g.memory is not None else None,
 }
 
 
@@ -298,6 +310,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
         line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
         wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
         provenance_note=k.get("provenance_note"),
+        ir=kernel_ir_from_json(k["ir"]) if k.get("ir") is not None else None,
     )
 
 
@@ -315,10 +328,12 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
                           kernels=list(f.get("kernels", []))) for f in g.get("fused", [])],
         kernels=[_load_kernel(k) for k in g.get("kernels", [])],
         wrapper=Wrapper(source=wrapper.get("source", ""),
-                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()}),
+                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
+                        fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
         autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
                   for a in g.get("autotune", [])],
         not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
         timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
         features=[_load_feature(f) for f in g.get("features", [])],
+        memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
     )

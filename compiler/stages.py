@@ -147,6 +147,7 @@ class Kernel(_Rendered):
     wrapper_lines: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     provenance_note: str | None = None  # why some of post_grad_nodes / fx_nodes / user_lines are empty
+    ir: Any = None  # KernelIR (compiler/kernel_ir.py): Triton's IR stages of the chosen binary, GPU only
     graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
     @property
@@ -175,6 +176,7 @@ class Kernel(_Rendered):
 class Wrapper(_Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
+    fx: Any = None  # WrapperFx (compiler/wrapper_fx.py): the same wrapper as an FX graph, or why not
 
     def __repr__(self) -> str:
         return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"
@@ -209,6 +211,7 @@ class GraphCapture(_Rendered):
     not_fused: list[NotFused] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     compile_id: str | None = None  # Dynamo's compile id of the frame this graph came from ("0/1")
+    memory: Any = None  # MemoryTimeline (compiler/memory.py): buffers over the wrapper's steps
     compiled_fn: Any = None  # Inductor's callable for this graph while live
     _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views

@@ -49,6 +49,12 @@ TOGGLES: dict[str, Toggle] = {
                "Refine pointwise/reduction block sizes by coordinate descent after autotuning."),
         Toggle("emulate_precision_casts", ("emulate_precision_casts",),
                "Round intermediates to their low-precision dtype as eager does, for closer numerics."),
+        Toggle("allow_buffer_reuse", ("allow_buffer_reuse",),
+               "Let a new buffer take over the storage of one freed before it (the wrapper's '# reuse' lines)."),
+        Toggle("inplace_buffers", ("inplace_buffers",),
+               "Let a kernel write its output over an input it was the last reader of (in-place updates)."),
+        Toggle("reorder_for_peak_memory", ("reorder_for_peak_memory",),
+               "Reorder the scheduled kernels to lower the estimated peak memory."),
     )
 }
 
@@ -112,6 +118,16 @@ def _check_conflicts(settings: Mapping[str, Any]) -> None:
         key1, key2 = TOGGLES[first].key, TOGGLES[second].key
         if key1 and key2 and settings.get(key1) and settings.get(key2):
             raise ToggleError(f"{first!r} and {second!r} cannot both be on: {why}")
+
+
+def check_capturable(settings: Mapping[str, Any]) -> None:
+    """A capture reads the Python wrapper Inductor writes; with ``fx_wrapper`` on Inductor writes none."""
+    key = "fx_wrapper"
+    if inductor_config.has_key(key) and settings.get(key, inductor_config.get(key)):
+        raise ToggleError("explorer.compile captures the Python wrapper Inductor writes, and with 'fx_wrapper' on it "
+                          "writes none: leave fx_wrapper off (the same wrapper as an FX graph is captured anyway, "
+                          "as g.wrapper.fx); to run the FX wrapper through your own code, use "
+                          "explorer.fx_wrapper_backend with torch.compile")
 
 
 def toggle_names_for(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      TraceLoadError, TraceSet, load, load_trace, trace_env, views)
+                      TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -59,4 +59,4 @@ from .session import Session  # noqa: E402
 
 __all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError",
-           "TraceLoadError", "TOGGLES", "__version__"]
+           "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]

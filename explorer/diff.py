@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from compiler import Compilation, GraphCapture, Kernel
+from compiler.memory import fmt_bytes
 
 COUNTED_STAGES = ("fx", "post_grad", "loop_ir", "fused", "kernels")
 
@@ -49,6 +50,20 @@ class KernelChange:
 
 
 @dataclass
+class MemoryChange:
+    """Planned peak memory and buffer reuse of one graph on both sides (None where a side has no timeline)."""
+
+    peak_a: int | None
+    peak_b: int | None
+    reused_a: int | None  # buffers taking over a freed buffer's storage (# reuse), in-place updates included
+    reused_b: int | None
+
+    @property
+    def delta(self) -> int | None:
+        return None if self.peak_a is None or self.peak_b is None else self.peak_b - self.peak_a
+
+
+@dataclass
 class GraphDiff:
     graph: str
     kind: str
@@ -56,11 +71,12 @@ class GraphDiff:
     fused_only_a: list[list[str]]  # fused groups (by their post-grad origins) that only a has
     fused_only_b: list[list[str]]
     kernels: list[KernelChange]
+    memory: MemoryChange | None = None
 
     @property
     def changed(self) -> bool:
         return bool(self.fused_only_a or self.fused_only_b or any(c.a != c.b for c in self.counts)
-                    or any(k.status != "same" for k in self.kernels))
+                    or any(k.status != "same" for k in self.kernels) or (self.memory and self.memory.delta))
 
 
 @dataclass
@@ -99,6 +115,9 @@ class Diff:
         fused = sum(len(g.fused_only_a) + len(g.fused_only_b) for g in self.graphs)
         parts = [toggles, f"kernels +{c['added']} -{c['removed']} ~{c['changed']} ={c['same']}",
                  f"fused groups differing: {fused}"]
+        peaks = [g.memory for g in self.graphs if g.memory is not None and g.memory.delta is not None]
+        if peaks:
+            parts.append("peak memory " + ", ".join(f"{fmt_bytes(m.peak_a)} -> {fmt_bytes(m.peak_b)}" for m in peaks))
         if self.outputs.compared:
             eq = "bitwise equal" if self.outputs.bitwise_equal else "not bitwise equal"
             parts.append(f"outputs {eq}, max abs {self.outputs.max_abs:.3g}, max rel {self.outputs.max_rel:.3g}")
@@ -251,7 +270,16 @@ def _graph_diff(a: GraphCapture | None, b: GraphCapture | None) -> GraphDiff:
         fused_only_a=[list(t) for t in sorted(groups_a - groups_b)],
         fused_only_b=[list(t) for t in sorted(groups_b - groups_a)],
         kernels=_pair_kernels(a.kernels if a else [], b.kernels if b else []),
+        memory=_memory_change(a, b),
     )
+
+
+def _memory_change(a: GraphCapture | None, b: GraphCapture | None) -> MemoryChange | None:
+    ma, mb = (a.memory if a else None), (b.memory if b else None)
+    if ma is None and mb is None:
+        return None
+    return MemoryChange(ma.peak_bytes if ma else None, mb.peak_bytes if mb else None,
+                        len(ma.reuse_marks) if ma else None, len(mb.reuse_marks) if mb else None)
 
 
 def _flat_tensors(value: Any) -> list[Any]:

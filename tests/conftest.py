@@ -56,6 +56,14 @@ def demo_compilation():
 
 
 @pytest.fixture(scope="session")
+def transformer_compilation():
+    torch.manual_seed(0)
+    model, x = workloads.TransformerBlock().eval(), torch.randn(2, 16, 64)
+    with torch.no_grad():
+        return explorer.compile(model, x), (model, x)
+
+
+@pytest.fixture(scope="session")
 def all_compilations(reduction_compilation, matmul_compilation, graph_break_compilation, training_compilation,
                      demo_compilation):
     return [reduction_compilation[0], matmul_compilation[0], graph_break_compilation[0],

@@ -3,8 +3,9 @@
     PYTHONPATH=. python -m tests.record_gpu_fixtures
 
 Each trace is a real compilation; CPU tests load them to check the Triton views, provenance, autotune
-tables and the GPU-only Inductor systems (block pointers, combo kernels, shape padding, split scans,
-device asserts) without a GPU. Paths of the user's source are kept as recorded.
+tables, Triton IR stages (k.ir), the wrapper's FX graph and memory timeline (with the measured peak),
+the GPU-only Inductor systems (block pointers, combo kernels, shape padding, split scans, device
+asserts) and a profile, without a GPU. Paths of the user's source are kept as recorded.
 
     PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
 """
@@ -27,7 +28,7 @@ def recordings() -> dict[str, tuple]:
     mm_args = (torch.randn(256, 128, device="cuda"), torch.randn(128, 192, device="cuda"),
                torch.randn(192, device="cuda"))
     model = workloads.TinyMLP().cuda()
-    block = workloads.TransformerBlock(256, 8).eval().cuda()
+    block = workloads.TransformerBlock(256, 8).cuda().eval().requires_grad_(False)  # inference
     return {
         "gpu_default": (workloads.matmul_epilogue, mm_args, {}, False),
         "gpu_native_matmul": (workloads.matmul_epilogue, mm_args, {"native_matmul": True}, False),
@@ -48,6 +49,7 @@ def recordings() -> dict[str, tuple]:
         "gpu_split_scan": (workloads.running_sum, (torch.randn(1 << 20, device="cuda"),), {}, False),
         "gpu_bound_check": (workloads.embedding_lookup, (torch.randint(0, 512, (256,), device="cuda"),
                                                          torch.randn(512, 64, device="cuda")), {}, False),
+        "gpu_transformer": (block, (torch.randn(8, 128, 256, device="cuda"),), {}, False),
     }
 
 
@@ -64,6 +66,7 @@ def main(only: list[str]) -> None:
             continue
         with torch.set_grad_enabled(backward):
             c = explorer.compile(fn, *args, config=config, backward=backward)
+        c.measure_memory()  # the measured peak of each graph, next to the plan
         _runs(name, c)
         path = c.save(FIXTURES / f"{name}.json")
         print(f"{path}: {c!r}")

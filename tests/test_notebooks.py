@@ -157,6 +157,7 @@ EXPECTED = {
         "block pointers:",
         "pad_mm: ",
         "split scan workspace: {'workspace_",
+    ],
     "09_dynamo_and_ranks.ipynb": [
         "graph break at line 15: Failed to trace builtin operator",
         "graphs before it: ['g0'], after it: ['g1']",
@@ -171,12 +172,23 @@ EXPECTED = {
         "added on rank 1: cpp_fused_add_mul_1",
         "rank 1 recompiled because: 0/0: n == 1",
     ],
+    "10_memory_and_ir.ipynb": [
+        "MemoryTimeline(",
+        "<- peak",
+        "reuse marks match the wrapper text: True",
+        "{'inplace_buffers': False}: peak",
+        "reorder_for_peak_memory=True: mm -> reduce -> mm -> reduce",
+        "block on CPU: WrapperFx(unsupported: NotImplementedError",
+        "kernel=extern_kernels.mm:1",
+        "the compiled function ran through our backend: ['empty_strided', 'mm.out'",
+        "-> ptx line",
+    ],
 }
 
 if not torch.cuda.is_available():
     # On a machine without a GPU the GPU cells must say so instead of failing.
     for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb",
-                  "07_inductor_features.ipynb", "08_numerics.ipynb"):
+                  "07_inductor_features.ipynb", "08_numerics.ipynb", "10_memory_and_ir.ipynb"):
         EXPECTED[_name].append("No CUDA GPU here")
 
 

@@ -7,7 +7,7 @@ import types
 from typing import Any, Callable, Iterator
 
 from . import (autotune, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes,
-               module_frames, output_code, pad_mm_decisions, scheduler_passes)
+               module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -36,6 +36,7 @@ def capture_hooks(
     keep_code: Callable[[types.CodeType], bool],
     on_combo_kernel: Callable[[combo_kernels.Groups | None], None],
     on_pad_mm: Callable[[dict[str, Any]], None],
+    on_wrapper_planned: Callable[[Any], None] = lambda wrapper: None,
 ) -> Iterator[None]:
     values = {**CAPTURE_SETTINGS, **settings}
     if scheduler_passes.available():
@@ -47,6 +48,7 @@ def capture_hooks(
         stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
+        stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))
         stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
         stack.enter_context(module_frames.keep_nn_module_frames())
         stack.enter_context(combo_kernels.on_combo_kernel(on_combo_kernel))

@@ -1,0 +1,173 @@
+"""The wrapper as an FX graph, from Inductor's own FX wrapper codegen, in the same compile.
+
+With ``config.fx_wrapper`` Inductor emits its wrapper through ``WrapperFxCodegen``, whose
+``FxConverter`` turns the planned Wrapper IR lines into a GraphModule: ``torch.empty_strided`` for
+allocations, ``torch.as_strided`` for reinterprets and reuses with another shape,
+``triton_kernel_wrapper_mutation`` for kernel launches and the extern ops themselves. The lines the
+converter reads are exactly the ones the ordinary Python wrapper is written from (see wrapper_ir), so
+no second codegen pass is needed: the converter runs on them once they are planned, and the user's
+compilation keeps running its Python wrapper.
+
+Side effects, each undone or bounded: the converter imports every Triton kernel a second time
+through ``PyCodeCache`` (Triton's on-disk cache makes that a load, not a compile) and registers the
+kernels in the higher-order-op kernel side table; the entries it added are removed afterwards, so the
+table is as it was (the live GraphModule is then for reading: its launches name kernels by table index).
+
+Inductor's converter handles Triton kernels only; for other kernels (the C++ backend) it raises
+``NotImplementedError``, whose message is reported instead of a graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import time
+from typing import Any, Iterator
+
+import torch
+
+KERNEL_WRAPPER = "triton_kernel_wrapper_mutation"
+
+
+def _converter_class() -> Any:
+    try:
+        from torch._inductor.codegen.wrapper_fxir import FxConverter
+    except ImportError:
+        return None
+    return FxConverter
+
+
+@contextlib.contextmanager
+def _kernel_table_restored() -> Iterator[None]:
+    """Remove the kernel and constant-argument entries added inside the block."""
+    try:
+        from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as table
+    except ImportError:
+        yield
+        return
+    before = {name: dict(getattr(table, name)) for name in ("id_to_kernel", "kernel_to_id", "constant_args")
+              if isinstance(getattr(table, name, None), dict)}
+    try:
+        yield
+    finally:
+        for name, entries in before.items():
+            current = getattr(table, name)
+            for key in [k for k in current if k not in entries]:
+                del current[key]
+
+
+def _kernel_name(node: torch.fx.Node) -> str | None:
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    try:
+        kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
+    except Exception:
+        return None
+    fn = getattr(kernel, "fn", kernel)  # an Autotuner wraps the JITFunction
+    return getattr(fn, "__name__", None)
+
+
+def _kind(node: torch.fx.Node) -> str:
+    if node.op == "placeholder":
+        return "input"
+    if node.op == "output":
+        return "output"
+    if node.op != "call_function":
+        return node.op
+    target = node.target
+    if target is torch.empty_strided:
+        return "alloc"
+    if target is torch.as_strided:
+        return "reinterpret"
+    if getattr(target, "__name__", "") == KERNEL_WRAPPER:
+        return "kernel"
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        return "extern"
+    return "other"
+
+
+def _target(node: torch.fx.Node) -> str:
+    target = node.target
+    if isinstance(target, str):
+        return target
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+    return f"{module}.{name}" if module and not module.startswith("torch._ops") else name
+
+
+def _args_text(node: torch.fx.Node) -> str:
+    if _kind(node) == "kernel":
+        grid = node.kwargs.get("grid")
+        kwargs = node.kwargs.get("kwargs") or {}
+        args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+        return f"grid={grid}, {args}"
+    parts = [str(a) for a in node.args] + [f"{k}={v}" for k, v in node.kwargs.items()]
+    return ", ".join(parts)
+
+
+def _describe(gm: torch.fx.GraphModule) -> list[dict[str, Any]]:
+    nodes = []
+    for node in gm.graph.nodes:
+        kind = _kind(node)
+        record: dict[str, Any] = {
+            "name": node.name, "op": node.op, "kind": kind, "target": _target(node), "args": _args_text(node),
+            "inputs": [n.name for n in node.all_input_nodes],
+        }
+        if kind == "kernel":
+            record["kernel"] = _kernel_name(node)
+        elif kind == "extern":
+            out = node.kwargs.get("out")
+            record["buffer"] = out.name if isinstance(out, torch.fx.Node) else node.name
+        elif kind in ("alloc", "reinterpret", "getitem"):
+            record["buffer"] = node.name
+        nodes.append(record)
+    return nodes
+
+
+def _unsupported_kernel(converter: Any, lines: list[Any]) -> str | None:
+    """Inductor's own refusal for the first non-Triton kernel launch (checked before any kernel import)."""
+    from torch._inductor.codegen import wrapper as _wrapper
+
+    call_line = getattr(_wrapper, "KernelCallLine", None)
+    for line in lines:
+        if call_line is not None and isinstance(line, call_line) and not line.triton:
+            try:
+                line.codegen_fx(converter)(line)
+            except NotImplementedError as error:
+                return f"{type(error).__name__}: {str(error).strip()} ({line.kernel_name})"
+    return None
+
+
+def convert(wrapper: Any) -> dict[str, Any]:
+    """Run Inductor's FxConverter on ``wrapper``'s planned lines.
+
+    Returns {"status": "built", "module", "code", "nodes", "seconds", "dropped_lines"} or
+    {"status": "unsupported" | "failed", "reason"}.
+    """
+    converter_class = _converter_class()
+    if converter_class is None:
+        return {"status": "unsupported",
+                "reason": "this torch has no FX wrapper codegen (torch._inductor.codegen.wrapper_fxir)"}
+    started = time.perf_counter()
+    lines = [line for line in wrapper.lines if not isinstance(line, str)]
+    dropped = len(wrapper.lines) - len(lines)  # text-only lines (size asserts) have no FX form
+    try:
+        converter = converter_class(
+            lines=lines, prologue="\n".join([wrapper.imports.getvalue(), wrapper.header.getvalue()]),
+            graph_inputs=wrapper.get_graph_inputs(), graph_outputs=wrapper.get_graph_outputs(),
+            subgms={}, is_subgraph=False,
+        )
+        refusal = _unsupported_kernel(converter, lines)
+        if refusal is not None:
+            return {"status": "unsupported", "reason": refusal}
+        with _kernel_table_restored():
+            gm = converter.generate()
+            nodes = _describe(gm)
+    except Exception as error:
+        return {"status": "failed", "reason": f"{type(error).__name__}: {str(error).strip()[:500]}"}
+    return {"status": "built", "module": gm, "code": gm.code, "nodes": nodes,
+            "seconds": round(time.perf_counter() - started, 6), "dropped_lines": dropped}

@@ -1,0 +1,75 @@
+"""GPU tests of k.ir, g.memory (measured against the plan) and g.wrapper.fx: `pytest -m gpu`."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from tests import workloads
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def block():
+    torch.manual_seed(0)
+    model = workloads.TransformerBlock(dim=512, heads=8).cuda().eval().requires_grad_(False)
+    x = torch.randn(8, 512, 512, device="cuda")
+    return explorer.compile(model, x), (model, x)
+
+
+def test_ir_stages_of_real_kernels():
+    x = torch.randn(2048, 2048, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x)
+    (kernel,) = [k for k in c.kernels if k.language == "triton"]
+    ir = kernel.ir
+    assert list(ir.stages)[:4] == ["ttir", "ttgir", "llir", "ptx"], ir.notes
+    assert "sass" in ir.stages, ir.notes  # Triton ships nvdisasm
+    assert ir.meta["registers"] >= 1 and ir.meta["spills"] == 0 and ir.meta["num_warps"] == kernel.meta["num_warps"]
+    load = next(i for i, line in enumerate(kernel.lines, 1) if "tl.load(" in line)
+    ptx = ir.lines("ptx")
+    assert any("ld.global" in ptx[i - 1] for i in ir.ir_lines(load)["ptx"])
+    assert c.graphs[0].timings["kernel_ir"] > 0
+
+
+def test_measured_peak_within_ten_percent_of_the_plan(block):
+    c, _ = block
+    (measured,) = c.measure_memory()
+    print(f"\ntransformer block: planned {c.graphs[0].memory.peak_bytes} B, measured {measured.peak_bytes} B, "
+          f"ratio {measured.ratio:.3f}")
+    assert 0.9 <= measured.ratio <= 1.1, measured
+    assert c.graphs[0].memory.measured is measured
+
+
+def test_wrapper_fx_graph_of_the_transformer_block(block):
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    c, (model, x) = block
+    g = c.graphs[0]
+    fx = g.wrapper.fx
+    assert fx.built, fx.reason
+    assert {n.kernel for n in fx.kind("kernel")} == {k.id for k in g.kernels if k.language in ("triton", "template")}
+    assert fx.kind("extern") and all(n.kernel for n in fx.kind("extern"))
+    assert fx.seconds < c.timings["total"]
+    tables = len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)
+    explorer.compile(workloads.reduction_with_pointwise, torch.randn(64, 64, device="cuda"))
+    assert (len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)) == tables
+
+
+def test_custom_fx_wrapper_backend_on_cuda():
+    launches = []
+
+    def compile_graph(gm):
+        class Logged(torch.fx.Interpreter):
+            def call_function(self, target, args, kwargs):
+                launches.append(getattr(target, "__name__", str(target)))
+                return super().call_function(target, args, kwargs)
+
+        return lambda *args: Logged(gm).run(*args)
+
+    x = torch.randn(512, 512, device="cuda")
+    with explorer.fx_wrapper_backend("cuda", compile_graph):
+        out = torch.compile(workloads.reduction_with_pointwise)(x)
+    torch.testing.assert_close(out, workloads.reduction_with_pointwise(x))
+    assert "triton_kernel_wrapper_mutation" in launches

@@ -1,0 +1,175 @@
+"""k.ir on CPU: Triton's IR stages of a real Inductor kernel and their line maps, caps and bad input.
+
+tests/fixtures/triton_ir_sm90.json is tests/fixtures/gpu_deterministic.json with its Triton kernel's
+IR captured by tests/record_triton_ir_sample.py (Triton 3.6 compiling for sm_90 without a GPU).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import explorer
+from compiler import from_json, kernel_ir, sass
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def traced():
+    c = explorer.load(FIXTURES / "triton_ir_sm90.json")
+    (kernel,) = [k for k in c.kernels if k.ir is not None]
+    return c, kernel
+
+
+def test_every_stage_is_kept_with_resources(traced):
+    _, kernel = traced
+    ir = kernel.ir
+    assert list(ir.stages) == ["ttir", "ttgir", "llir", "ptx", "sass"]
+    assert "tt.func" in ir.stages["ttir"] and "#ttg.blocked" in ir.stages["ttgir"]
+    assert "define" in ir.stages["llir"] and ".entry" in ir.stages["ptx"] and "LDG" in ir.stages["sass"]
+    assert ir.meta["num_warps"] == 8 and ir.meta["shared_memory"] >= 0 and ir.meta["target"] == "cuda:90"
+    assert any("nvdisasm" in note for note in ir.notes)
+
+
+def test_line_maps_point_at_the_kernel_lines_that_generated_them(traced):
+    _, kernel = traced
+    ir = kernel.ir
+    lines = kernel.lines
+    for stage, mapped in ir.line_map.items():
+        assert len(mapped) == len(ir.lines(stage))
+        targets = {line for line in mapped if line is not None}
+        assert targets, stage
+        assert all(lines[t - 1].strip() for t in targets), stage  # never a blank line
+    load = next(i for i, line in enumerate(lines, 1) if "tl.load(" in line)
+    store = next(i for i, line in enumerate(lines, 1) if "tl.store(" in line)
+    ptx = ir.lines("ptx")
+    assert any("ld.global" in ptx[i - 1] for i in ir.ir_lines(load)["ptx"])
+    assert any("st.global" in ptx[i - 1] for i in ir.ir_lines(store)["ptx"])
+    sass_lines = ir.lines("sass")
+    assert any("LDG" in sass_lines[i - 1] for i in ir.ir_lines(load)["sass"])
+    assert any("tt.load" in ir.lines("ttgir")[i - 1] for i in ir.ir_lines(load)["ttgir"])
+
+
+def test_inlined_library_code_maps_to_its_call_site(traced):
+    _, kernel = traced
+    reduce_line = next(i for i, line in enumerate(kernel.lines, 1) if "tl.sum(" in line)
+    ptx = kernel.ir.lines("ptx")
+    # tl.sum is Triton's own jit function (standard.py): its instructions land on the kernel's tl.sum line
+    assert any("shfl" in ptx[i - 1] or "add.f32" in ptx[i - 1] for i in kernel.ir.ir_lines(reduce_line)["ptx"])
+
+
+def test_provenance_runs_from_user_line_to_ir_lines(traced):
+    c, kernel = traced
+    node = "relu"
+    assert node in kernel.post_grad_nodes
+    user_line = c.graphs[0].post_grad.node(node).user_line
+    assert user_line and user_line in kernel.user_lines
+    kernel_lines = [line for line, names in kernel.line_nodes.items() if node in names]
+    reached = {stage: lines for line in kernel_lines for stage, lines in kernel.ir.ir_lines(line).items() if lines}
+    assert {"ttgir", "ptx"} <= set(reached)
+
+
+def test_ir_round_trips_and_renders(traced):
+    c, kernel = traced
+    again = from_json(json.loads(json.dumps(c.to_json())))
+    assert again.to_json() == c.to_json()
+    console = Console(file=io.StringIO(), width=140, color_system=None)
+    console.print(kernel.ir)
+    text = console.file.getvalue()
+    assert "ttgir" in text and "num_warps" in text
+    assert "<details><summary>ptx" in kernel.ir._repr_html_()
+    assert "Triton IR" in kernel._repr_html_()
+
+
+# ------------------------------------------------------------------------------- limits and bad input
+
+
+def _raw(ptx: str) -> dict:
+    source = "@triton.jit\ndef k(x):\n    pass"
+    return {"texts": {"ptx": ptx}, "source_file": "/k.py", "source_text": source, "meta": {}}, source
+
+
+def test_huge_ptx_is_capped_with_a_note(monkeypatch):
+    monkeypatch.setattr(kernel_ir, "STAGE_LIMIT", 1000)
+    body = "".join(f"\t.loc\t1 3 4\n\tadd.s32 %r{i}, %r{i}, 1;\n" for i in range(200))
+    raw, source = _raw(body + '\t.file\t1 "/k.py"\n')  # PTX lists its files after the code
+    ir = kernel_ir.kernel_ir(raw, source, "k")
+    assert len(ir.stages["ptx"]) <= 1000 and raw["texts"]["ptx"].startswith(ir.stages["ptx"] + "\n")
+    assert ir.truncated["ptx"] == len(raw["texts"]["ptx"])
+    assert any("kept the first" in note for note in ir.notes)
+    assert len(ir.line_map["ptx"]) == len(ir.lines("ptx"))
+    assert ir.line_map["ptx"][-1] == 3
+
+
+def test_missing_stages_and_unknown_source_are_explained():
+    ir = kernel_ir.kernel_ir({"notes": ["ttir, ttgir not found"], "texts": {}}, "def k(): pass", "k")
+    assert ir.stages == {} and ir.line_map == {} and ir.notes == ["ttir, ttgir not found"]
+    raw, source = _raw("\t.loc\t1 3 4\n\tret;")
+    raw["source_text"] = "something else entirely"
+    ir = kernel_ir.kernel_ir(raw, source, "k")
+    assert ir.line_map == {} and any("could not be matched" in note for note in ir.notes)
+
+
+def test_sass_without_tools_says_so(monkeypatch):
+    monkeypatch.setattr(sass, "tool", lambda name: None)
+    text, note = sass.disassemble(b"\x7fELF")
+    assert text is None and "no nvdisasm or cuobjdump" in note
+
+
+def test_disassembler_gets_an_argument_list_not_a_shell_line(tmp_path, monkeypatch):
+    fake = tmp_path / "nv disasm; echo pwned"  # a name a shell would split and run
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do echo "arg:$a"; done\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(sass, "tool", lambda name: str(fake) if name == "nvdisasm" else None)
+    text, note = sass.disassemble(b"cubin bytes")
+    args = [line[4:] for line in text.splitlines()]
+    assert args[:2] == ["-c", "-g"] and args[2].endswith(".cubin") and len(args) == 3
+    assert "pwned" not in text and not os.path.exists(args[2])  # the temporary cubin is removed
+
+
+def test_partial_cache_entry_and_other_gpu_are_explained(tmp_path, monkeypatch):
+    """A Triton cache entry holding only the binary, compiled for another GPU than this one."""
+    import types
+
+    from compiler import assemble
+    from compiler._torch import triton_ir
+    from compiler.stages import Kernel
+
+    entry = tmp_path / "HASHKEY"
+    entry.mkdir()
+    meta = {"num_warps": 4, "num_stages": 2, "shared": 0, "hash": "abc",
+            "target": {"backend": "cuda", "arch": 80, "warp_size": 32}}
+    (entry / "k.json").write_text(json.dumps(meta))
+    (entry / "k.cubin").write_bytes(b"not really a cubin")
+    (entry / "__grp__k.json").write_text(json.dumps({"child_paths": {
+        "k.json": str(entry / "k.json"), "k.cubin": str(entry / "k.cubin")}}))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(triton_ir, "device_arch", lambda: 90)
+    launcher = types.SimpleNamespace(config=object(), cache_hash="HASHKEY", n_regs=40, n_spills=2, shared=0)
+    live = {"k": types.SimpleNamespace(launchers=[launcher], compile_results=[], triton_meta={"device": 0})}
+    kernel = Kernel(id="k", name="k", language="triton", source="@triton.jit\ndef k(x):\n    pass")
+    seconds = assemble._kernel_irs([kernel], live)
+    ir = kernel.ir
+    assert seconds >= 0 and ir.stages.keys() <= {"sass"}
+    assert ir.meta["registers"] == 40 and ir.meta["spills"] == 2 and ir.meta["target"] == "cuda:80"
+    notes = " | ".join(ir.notes)
+    assert "ttir, ttgir, llir, ptx not found in the Triton cache" in notes
+    assert "compiled for sm_80, but this GPU is sm_90" in notes
+    assert "SASS" in notes  # disassembly failed or no tool: either way it says so
+
+
+def test_a_kernel_that_never_ran_has_no_ir_and_says_why():
+    import types
+
+    from compiler._torch import triton_ir
+
+    raw = triton_ir.capture(types.SimpleNamespace(launchers=[]), "k")
+    ir = kernel_ir.kernel_ir(raw, "def k(): pass", "k")
+    assert ir.stages == {} and "has not run" in ir.notes[0]

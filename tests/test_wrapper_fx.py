@@ -1,0 +1,123 @@
+"""g.wrapper.fx on CPU, and a custom FX wrapper backend registered for the CPU device.
+
+Inductor's FX wrapper codegen converts Triton launches and extern calls; the C++ backend's kernels it
+refuses. A graph of extern calls only (two matmuls) converts on CPU, so both are tested here; Triton
+graphs are covered by the GPU fixtures and tests/test_gpu_memory_ir.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import torch
+from rich.console import Console
+
+import explorer
+from compiler import ToggleError, from_json
+from tests import workloads
+
+
+def chain(x, w1, w2):
+    return (x @ w1) @ w2
+
+
+@pytest.fixture(scope="module")
+def extern_only():
+    torch.manual_seed(0)
+    args = (torch.randn(8, 16), torch.randn(16, 32), torch.randn(32, 4))
+    return explorer.compile(chain, *args), args
+
+
+def test_cpp_kernels_are_refused_with_inductors_reason(transformer_compilation):
+    fx = transformer_compilation[0].graphs[0].wrapper.fx
+    assert fx.status == "unsupported" and not fx.built and fx.module is None
+    assert "NotImplementedError" in fx.reason and "cpp_fused_" in fx.reason
+    assert "unsupported" in repr(fx)
+
+
+def test_extern_graph_becomes_an_fx_graph_linked_to_kernels(extern_only):
+    c, args = extern_only
+    g = c.graphs[0]
+    fx = g.wrapper.fx
+    assert fx.built and fx.seconds is not None and fx.seconds >= 0
+    kinds = [n.kind for n in fx.nodes]
+    assert kinds.count("input") == 3 and kinds.count("output") == 1
+    allocs, externs = fx.kind("alloc"), fx.kind("extern")
+    assert [n.buffer for n in allocs] == [b.name for b in g.memory.buffers if b.kind == "alloc"]
+    assert [n.kernel for n in externs] == [k.id for k in g.kernels if k.language == "extern"]
+    assert all(n.target == "aten.mm.out" and n.buffer in {a.name for a in allocs} for n in externs)
+    assert [n.frees for n in externs] == [s.freed for s in g.memory.steps]
+    assert "torch.ops.aten.mm.out" in fx.code
+    torch.testing.assert_close(fx.module(*args), chain(*args))  # the live GraphModule runs the wrapper
+
+
+def test_wrapper_fx_round_trips_and_renders(extern_only):
+    c, _ = extern_only
+    data = json.loads(json.dumps(c.to_json()))
+    assert data["graphs"][0]["wrapper"]["fx"]["status"] == "built"
+    loaded = from_json(data)
+    fx = loaded.graphs[0].wrapper.fx
+    assert loaded.to_json() == data and fx.module is None
+    console = Console(file=io.StringIO(), width=160, color_system=None)
+    console.print(fx)
+    assert "aten.mm.out" in console.file.getvalue() and "extern" in console.file.getvalue()
+    assert "wrapper as FX" in loaded.graphs[0]._repr_html_()
+
+
+def test_capture_leaves_wrapper_codegen_as_found():
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    before = PythonWrapperCodegen.run_wrapper_ir_passes
+    explorer.compile(chain, torch.randn(2, 3), torch.randn(3, 4), torch.randn(4, 5))
+    assert PythonWrapperCodegen.run_wrapper_ir_passes is before
+
+
+# ------------------------------------------------------------------------- a custom FX wrapper backend
+
+
+def test_registered_backend_runs_the_wrapper_graph_through_user_code():
+    graphs, calls = [], []
+
+    def compile_graph(gm):
+        graphs.append(gm)
+
+        class Logged(torch.fx.Interpreter):
+            def call_function(self, target, args, kwargs):
+                calls.append(str(target))
+                return super().call_function(target, args, kwargs)
+
+        return lambda *args: Logged(gm).run(*args)
+
+    args = (torch.randn(8, 16), torch.randn(16, 32), torch.randn(32, 4))
+    with explorer.fx_wrapper_backend("cpu", compile_graph):
+        out = torch.compile(chain)(*args)
+    torch.testing.assert_close(out, chain(*args))
+    (gm,) = graphs
+    assert isinstance(gm, torch.fx.GraphModule)
+    assert calls.count("aten.mm.out") == 2 and sum("empty_strided" in c for c in calls) == 2
+
+    def other(x):
+        return (x @ x.t()) @ x
+
+    torch.compile(other)(torch.randn(4, 4))  # after the block: Inductor's usual Python wrapper again
+    assert len(graphs) == 1
+
+
+def test_backend_registration_refuses_bad_input():
+    with pytest.raises(ValueError, match="no backend registered for device 'tpu0'"):
+        with explorer.fx_wrapper_backend("tpu0", lambda gm: gm.forward):
+            pass
+    with pytest.raises(TypeError, match="compile_graph must be a function"):
+        with explorer.fx_wrapper_backend("cpu", "not a function"):
+            pass
+
+
+def test_explorer_refuses_to_capture_an_fx_wrapper_compile():
+    x = torch.randn(4, 4)
+    with pytest.raises(ToggleError, match="fx_wrapper"):
+        explorer.compile(workloads.reduction_with_pointwise, x, config={"fx_wrapper": True})
+    with explorer.fx_wrapper_backend("cpu", lambda gm: gm.forward):
+        with pytest.raises(ToggleError, match="g.wrapper.fx"):
+            explorer.compile(workloads.reduction_with_pointwise, x)
