@@ -113,8 +113,12 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 }
 
 
+_OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory"}  # left out of a file when empty
+
+
 def _graph(g: GraphCapture) -> dict[str, Any]:
-    return {key: make(g) for key, make in _GRAPH_FIELDS.items()}
+    out = {key: make(g) for key, make in _GRAPH_FIELDS.items()}
+    return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
 
 
 def _feature(f: FeatureUse) -> dict[str, Any]:
