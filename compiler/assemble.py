@@ -93,13 +93,19 @@ def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
     if record.post_grad_module is None:
         return []
     made_from: dict[tuple[str, int | None], list[str]] = {}
+    own_names: set[str] = set()
     for path, module in graph_modules(record.post_grad_module):
         for node in module.graph.nodes:
-            for source in fx_meta.origin_sources(node):
+            if not path:
+                own_names.add(node.name)
+            for source in [(node.name, id(module.graph)), *fx_meta.origin_sources(node)]:
                 made_from.setdefault(source, []).append(qualified(path, node.name))
     out = []
     for decision in record.pad_decisions:
         nodes = made_from.get((decision["node"], decision["graph_id"]), [])
+        if not nodes and decision["node"] in own_names and record.kind != "backward":
+            # a matmul left unpadded is the same node in an inference graph, with no ancestry recorded
+            nodes = [decision["node"]]
         if nodes:  # a training step's matmul lands in the forward or the backward graph
             out.append({**{k: v for k, v in decision.items() if k != "graph_id"}, "nodes": nodes})
     return out

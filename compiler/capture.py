@@ -15,7 +15,7 @@ from . import frames, toggles
 from ._torch import backend as _backend
 from ._torch import (compile_ids, environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir,
                      structured_trace, timing, wrapper_fx, wrapper_ir)
-from ._torch.output_code import provenance_tables
+from ._torch.output_code import fresh_provenance_tables, provenance_tables
 from .assemble import InnerRecord, assemble
 from .compilation import Compilation, tensor_specs, user_sources
 from .dynamo import DynamoStage
@@ -96,8 +96,10 @@ class _Recorder:
         outer, self.current = self.current, record
         previous_stage, self.stage = self.stage, "lowering"
         mark = timing.mark()
+        fresh = fresh_provenance_tables() if record.kind == "backward" else contextlib.nullcontext()
         try:
-            record.compiled_fn = compile_inner(gm, inputs, **kwargs)
+            with fresh:
+                record.compiled_fn = compile_inner(gm, inputs, **kwargs)
         finally:
             self.current = outer
             record.timings = timing.stages(timing.since(mark))

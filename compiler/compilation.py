@@ -78,6 +78,7 @@ class Compilation(_Rendered):
     def __post_init__(self) -> None:
         for graph in self.graphs:
             graph.library_files = self.library_files
+            graph.compilation = self
             for kernel in graph.kernels:
                 kernel.graph = graph
             if graph.memory is not None:

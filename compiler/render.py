@@ -261,6 +261,11 @@ def _(graph: GraphCapture) -> str:
     return "<div>" + "".join(parts) + "</div>"
 
 
+@html_of.register
+def _(report: ProvenanceReport) -> str:
+    return f"<div><b>{html.escape(repr(report))}</b>" + _table(_PROVENANCE_HEADERS, _provenance_rows(report)) + "</div>"
+
+
 def html_summary(c: Compilation) -> str:
     """One table of what was compiled and how big each graph came out: cheap for any model size."""
     head = _table(["function", "device", "torch", "toggles", "total time"],

@@ -8,6 +8,12 @@ the GPU-only Inductor systems (block pointers, combo kernels, shape padding, spl
 asserts) and a profile, without a GPU. Paths of the user's source are kept as recorded.
 
     PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
+
+Triton's IR files are found for the first compile of a process only (README, "Known gaps"): record
+the traces whose IR the tests read one per process,
+
+    for n in gpu_default gpu_deterministic gpu_training gpu_transformer; do
+        PYTHONPATH=. python -m tests.record_gpu_fixtures $n; done
 """
 
 from __future__ import annotations

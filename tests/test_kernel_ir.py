@@ -165,6 +165,42 @@ def test_partial_cache_entry_and_other_gpu_are_explained(tmp_path, monkeypatch):
     assert "SASS" in notes  # disassembly failed or no tool: either way it says so
 
 
+def test_stages_are_read_from_the_fresh_cache_the_kernel_was_compiled_in(tmp_path, monkeypatch):
+    """Caches off: Inductor compiled into <dir>/ (module in <dir>/ab/k.py, Triton files in <dir>/triton/)."""
+    import types
+
+    from compiler._torch import triton_ir
+
+    module = tmp_path / "ab" / "k.py"
+    module.parent.mkdir()
+    module.write_text("@triton.jit\ndef k(x):\n    pass\n")
+    entry = tmp_path / "triton" / "HASHKEY"
+    entry.mkdir(parents=True)
+    for stage in triton_ir.TEXT_STAGES:
+        (entry / f"k.{stage}").write_text(f"{stage} text")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "elsewhere"))  # the default place holds nothing
+    code = compile(module.read_text().replace("@triton.jit\n", ""), str(module), "exec")
+    namespace: dict = {}
+    exec(code, namespace)
+    launcher = types.SimpleNamespace(config=object(), cache_hash="HASHKEY", shared=0)
+    kernel_object = types.SimpleNamespace(launchers=[launcher], compile_results=[], triton_meta={"device": 0},
+                                          fn=types.SimpleNamespace(fn=namespace["k"]))
+    raw = triton_ir.capture(kernel_object, "k")
+    assert raw["texts"] == {stage: f"{stage} text" for stage in triton_ir.TEXT_STAGES} and not raw["notes"]
+    assert raw["source_file"] == str(module)
+    # compile workers started by an earlier compile write into that compile's fresh directory
+    (tmp_path / "triton").rename(tmp_path.parent / f"{tmp_path.name}-workers-triton")
+    earlier = tmp_path / "tmp_earlier"
+    earlier.mkdir()
+    (tmp_path.parent / f"{tmp_path.name}-workers-triton").rename(earlier / "triton")
+    fresh = tmp_path / "tmp_this"
+    (fresh / "ab").mkdir(parents=True)
+    module.rename(fresh / "ab" / "k.py")
+    namespace["k"].__code__ = namespace["k"].__code__.replace(co_filename=str(fresh / "ab" / "k.py"))
+    raw = triton_ir.capture(kernel_object, "k")
+    assert raw["texts"]["ptx"] == "ptx text" and not raw["notes"]
+
+
 def test_a_kernel_that_never_ran_has_no_ir_and_says_why():
     import types
 

@@ -101,8 +101,7 @@ def test_every_view_works_on_a_loaded_compilation(traces, tmp_path):
     for c in (rank0, rank1, traces[1]["1/0"]):
         assert "loaded" in repr(c) and "DynamoStage(" in _text(c)
         assert "<table>" in c._repr_html_()
-        payload = widgets.payload_for(c)
-        assert payload["graphs"][0]["kernels"]
+        assert widgets.TraceParts(c.trace_view()).get("g0/kernels")
         assert explorer.load(c.save(tmp_path / "c.json")).to_json() == c.to_json()
     assert explorer.to_html(rank1, tmp_path / "rank1.html").read_text().count("cpp_fused") > 0
     d = explorer.diff(rank0, rank1)  # the two ranks' graphs, kernels paired by the FX nodes they implement

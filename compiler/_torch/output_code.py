@@ -25,6 +25,16 @@ def provenance_tables() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return ({k: list(v) for k, v in nodes.items()}, {k: list(v) for k, v in traces.items()})
 
 
+def fresh_provenance_tables() -> contextlib.AbstractContextManager[None]:
+    """Empty provenance tables for one backward compile, restored after it.
+
+    Inductor resets the tables around the forward compile (``reset_provenance_globals`` in
+    ``_compile_fx_main``), but a backward graph compiles lazily, on the first backward call, outside
+    that scope: its kernels would be added to whatever an earlier backward compile left there."""
+    reset = getattr(_debug, "reset_provenance_globals", None)
+    return reset() if reset is not None else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def on_output_code(callback: Callable[[str], None]) -> Iterator[None]:
     previous = GraphLowering.save_output_code

@@ -7,8 +7,10 @@ both launcher kinds. The IR texts come from:
 - the ``CompiledKernel`` of the matching ``compile_results`` entry, when it is one (``.asm``: ttir,
   ttgir, llir, ptx, cubin, Triton's own record of every stage);
 - else Triton's cache directory for that hash (with the static CUDA launcher, Inductor's default, the
-  parent process holds no ``CompiledKernel``): the ``__grp__<name>.json`` group lists every file Triton
-  stored for the kernel, ``<name>.ttir`` ... ``<name>.cubin`` and the ``<name>.json`` metadata.
+  parent process holds no ``CompiledKernel``). A capture disables caches, so Inductor compiles into a
+  fresh cache directory per compile, whose Triton cache is ``<dir>/triton``; the kernel's module lies
+  in ``<dir>/<two letters>/``. The ``__grp__<name>.json`` group lists every file Triton stored for the
+  kernel, ``<name>.ttir`` ... ``<name>.cubin`` and the ``<name>.json`` metadata.
 
 ``TRITON_STORE_BINARY_ONLY`` or a kernel restored from Inductor's caches can leave only the cubin: the
 note says which stages are missing. The kernel's source file (Triton's locations point into it) is
@@ -42,6 +44,9 @@ def _cache_files(kernel_object: Any, launcher: Any, name: str) -> tuple[dict[str
         return {}, None
     device = (getattr(kernel_object, "triton_meta", None) or {}).get("device", 0)
     directory = Path(triton_cache_dir(getattr(device, "index", device) or 0)) / cache_hash
+    source_file, _ = _source(kernel_object)
+    if not directory.is_dir() and source_file:
+        directory = _fresh_cache_entry(Path(source_file), cache_hash) or directory
     group = directory / f"__grp__{name}.json"
     try:
         children = json.loads(group.read_text())["child_paths"]
@@ -55,6 +60,19 @@ def _cache_files(kernel_object: Any, launcher: Any, name: str) -> tuple[dict[str
         except OSError:
             continue
     return files, str(directory)
+
+
+def _fresh_cache_entry(module: Path, cache_hash: str) -> Path | None:
+    """The Triton cache entry of a kernel compiled with caches off: in the Triton cache of the fresh
+    Inductor cache directory its module was written to (``<dir>/<two letters>/<module>.py``), or of
+    another fresh directory beside it (compile workers keep the directory of the compile that started
+    them). The hash names one compiled binary, so any directory holding it is the right one."""
+    fresh = module.parent.parent
+    for directory in [fresh / "triton" / cache_hash, *fresh.parent.glob(f"*/triton/{cache_hash}"),
+                      *fresh.parent.glob(f"*/triton/*/{cache_hash}")]:
+        if directory.is_dir():
+            return directory
+    return None
 
 
 def _source(kernel_object: Any) -> tuple[str | None, str | None]:

@@ -18,7 +18,7 @@ SEED = 1234
 class KernelBench:
     kernel: str
     language: str
-    ms: float  # warm, as in the running program (CUPTI median over back-to-back calls): rooflines use it
+    ms: float  # in place when the compilation is live (see ``in_place``), else ``isolated_ms``: rooflines use it
     bytes: float | None
     flops: float | None
     dtype: str
@@ -27,6 +27,8 @@ class KernelBench:
     peak_flops: float | None
     sources: dict[str, str] = field(default_factory=dict)  # where each peak number comes from
     cold_ms: float | None = None  # L2 flushed before every call (do_bench): nothing cached
+    isolated_ms: float | None = None  # the kernel alone, back-to-back calls (CUPTI median), caches warm
+    in_place: bool = False  # ms is the kernel's mean time while the compiled function ran (c.profile)
 
     @property
     def gbps(self) -> float | None:
@@ -53,7 +55,10 @@ class KernelBench:
         return max(fractions) if fractions else None
 
     def __repr__(self) -> str:
-        parts = [f"{self.ms * 1e3:.1f} us" + (f" (cold {self.cold_ms * 1e3:.1f} us)" if self.cold_ms else "")]
+        others = [f"{name} {value * 1e3:.1f} us" for name, value in (("alone", self.isolated_ms), ("cold", self.cold_ms))
+                  if value and (name != "alone" or self.in_place)]
+        where = " in place" if self.in_place else ""
+        parts = [f"{self.ms * 1e3:.1f} us{where}" + (f" ({', '.join(others)})" if others else "")]
         if self.gbps is not None:
             parts.append(f"{self.gbps:.0f} GB/s ({self.bandwidth_fraction:.0%} of {self.bandwidth / 1e12:.2f} TB/s)")
         if self.tflops is not None and self.flops_fraction is not None:
@@ -123,7 +128,22 @@ def _extern_call(kernel: Any, graph: Any) -> Any:
     return lambda: node.target(*args, **kwargs)
 
 
-def bench_kernel(kernel: Any, graph: Any | None = None) -> KernelBench:
+def in_place_profile(c: Any) -> Any:
+    """A short profile of the compiled function as it runs (not kept in ``c.profiles``), or None when
+    the compilation cannot run here (loaded from a file)."""
+    if c is None or not c.live or c.example_inputs is None:
+        return None
+    from .profile import profile
+
+    return profile(c, runs=10, warmup=3)
+
+
+def bench_kernel(kernel: Any, graph: Any | None = None, in_place: Any = None) -> KernelBench:
+    """``in_place``: a Profile already taken of the kernel's compilation (c.bench() takes one for all
+    kernels); otherwise one is taken when the compilation is live.
+
+    Why in place: a kernel called alone in a loop sees other caches and clocks than inside the program
+    (inputs just written by the previous kernel sit in L2); small kernels were off by up to 4x."""
     _require_cuda()
     graph = graph if graph is not None else kernel.graph
     if kernel.language in ("triton", "template"):
@@ -133,7 +153,10 @@ def bench_kernel(kernel: Any, graph: Any | None = None) -> KernelBench:
         call()
     else:
         raise RuntimeError(f"bench() times GPU kernels; {kernel.id} is a {kernel.language} kernel")
-    ms, cold = warm_ms(call), cold_ms(call)
+    isolated, cold = warm_ms(call), cold_ms(call)
+    profile = in_place if in_place is not None else in_place_profile(getattr(graph, "compilation", None))
+    placed = profile.ms(kernel) if profile is not None else 0.0
+    ms = placed or isolated
     peak = devices.peaks(torch.cuda.current_device())
     dtype = cost.main_dtype(kernel, graph)
     flops = cost.kernel_flops(kernel, graph)
@@ -146,8 +169,10 @@ def bench_kernel(kernel: Any, graph: Any | None = None) -> KernelBench:
                        flops=flops, dtype=dtype, device=peak.name, bandwidth=peak.bandwidth, peak_flops=peak_flops,
                        sources={"bandwidth": peak.bandwidth_source, "flops": peak.flops_source,
                                 "bytes": "Inductor's estimate" if kernel.language != "extern" else "inputs + output",
-                                "time": "CUPTI median of back-to-back calls (warm); cold_ms: do_bench, L2 flushed"},
-                       cold_ms=cold)
+                                "time": ("mean CUDA time per run while the compiled function ran (torch.profiler)"
+                                         if placed else "CUPTI median of back-to-back calls (warm)")
+                                + "; isolated_ms: back-to-back calls alone; cold_ms: do_bench, L2 flushed"},
+                       cold_ms=cold, isolated_ms=isolated, in_place=bool(placed))
 
 
 def _has(graph: Any, name: str) -> bool:
@@ -160,7 +185,8 @@ def _has(graph: Any, name: str) -> bool:
 
 def bench_compilation(c: Any) -> CompilationBench:
     _require_cuda()
-    kernels = [bench_kernel(k, g) for g in c.graphs if g.kind != "backward" for k in g.kernels]
+    profile = in_place_profile(c)
+    kernels = [bench_kernel(k, g, profile) for g in c.graphs if g.kind != "backward" for k in g.kernels]
     compiled_ms = eager_ms = None
     if c.live and c.example_inputs is not None:
         with torch.no_grad():

@@ -313,9 +313,19 @@ def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> 
         for names, into in ((kernel.post_grad_nodes, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
             for name in names:
                 into[name] += ms / len(names)
-        for file, line in kernel.user_lines:
-            lines[(file, int(line))] += ms / len(kernel.user_lines)
+        own = _own_lines(graphs[ref.graph], kernel)
+        for file, line in own:
+            lines[(file, int(line))] += ms / len(own)
     return ({g: dict(v) for g, v in post_grad.items()}, {g: dict(v) for g, v in fx.items()}, dict(lines))
+
+
+def _own_lines(graph: Any, kernel: Any) -> list[tuple[str, int]]:
+    """The lines the kernel's nodes were traced at (each node's ``user_line``), not their callers or the
+    library frames below them that ``k.user_lines`` also lists: time belongs where the op was written."""
+    names = set(kernel.post_grad_nodes) | set(kernel.fx_nodes)
+    nodes = [n for stage in (graph.post_grad, graph.fx) for n in stage.nodes if n.name in names]
+    own = list(dict.fromkeys(n.user_line for n in nodes if n.user_line))
+    return own or list(kernel.user_lines[:1])
 
 
 # ------------------------------------------------------------------------------------------ JSON
