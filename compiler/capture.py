@@ -80,10 +80,10 @@ class _Recorder:
     def on_dynamo_graph(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
         if not self.active:
             return -1
-        copy = _backend.copy_graph_module(gm)
-        self.dynamo_modules.append(copy)
+        module_copy = _backend.copy_graph_module(gm)
+        self.dynamo_modules.append(module_copy)
         # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
-        self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(copy.graph): ""})
+        self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(module_copy.graph): ""})
         self.compile_ids.append(compile_ids.current())
         return len(self.dynamo_modules) - 1
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from compiler import Compilation, GraphCapture, Kernel
 from compiler.memory import fmt_bytes
+from compiler.runs.replay import flat_tensors
 
 COUNTED_STAGES = ("fx", "post_grad", "loop_ir", "fused", "kernels")
 
@@ -282,23 +283,11 @@ def _memory_change(a: GraphCapture | None, b: GraphCapture | None) -> MemoryChan
                         len(ma.reuse_marks) if ma else None, len(mb.reuse_marks) if mb else None)
 
 
-def _flat_tensors(value: Any) -> list[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _flat_tensors(item)]
-    return []
-
-
 def compare_outputs(a: Any, b: Any) -> OutputComparison:
     """Max absolute / relative difference and bitwise equality of two (nested) outputs."""
     import torch
 
-    ta, tb = _flat_tensors(a), _flat_tensors(b)
+    ta, tb = flat_tensors(a), flat_tensors(b)
     if not ta or len(ta) != len(tb):
         return OutputComparison(False, "no outputs to compare" if not ta else f"{len(ta)} vs {len(tb)} tensors")
     max_abs = max_rel = 0.0

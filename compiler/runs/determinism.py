@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from .replay import flat_tensors
+
 
 @dataclass
 class DeterminismReport:
@@ -24,13 +26,7 @@ class DeterminismReport:
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value.detach().clone()]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
+    return [t.detach().clone() for t in flat_tensors(value)]
 
 
 def check(c: Any, runs: int = 5) -> DeterminismReport:

@@ -307,24 +307,28 @@ def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> 
     post_grad: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     fx: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     lines: dict[tuple[str, int], float] = defaultdict(float)
+    nodes_by_graph = {g.id: ({n.name: n for n in g.post_grad.nodes}, {n.name: n for n in g.fx.nodes})
+                      for g in c.graphs}
     for key, ref in refs.items():
         ms = kernel_ms.get(key, 0.0)
         kernel = graphs[ref.graph].kernel(ref.kernel)
         for names, into in ((kernel.post_grad_nodes, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
             for name in names:
                 into[name] += ms / len(names)
-        own = _own_lines(graphs[ref.graph], kernel)
+        own = _own_lines(nodes_by_graph[ref.graph], kernel)
         for file, line in own:
             lines[(file, int(line))] += ms / len(own)
     return ({g: dict(v) for g, v in post_grad.items()}, {g: dict(v) for g, v in fx.items()}, dict(lines))
 
 
-def _own_lines(graph: Any, kernel: Any) -> list[tuple[str, int]]:
+def _own_lines(nodes: tuple[dict[str, Any], dict[str, Any]], kernel: Any) -> list[tuple[str, int]]:
     """The lines the kernel's nodes were traced at (each node's ``user_line``), not their callers or the
-    library frames below them that ``k.user_lines`` also lists: time belongs where the op was written."""
-    names = set(kernel.post_grad_nodes) | set(kernel.fx_nodes)
-    nodes = [n for stage in (graph.post_grad, graph.fx) for n in stage.nodes if n.name in names]
-    own = list(dict.fromkeys(n.user_line for n in nodes if n.user_line))
+    library frames below them that ``k.user_lines`` also lists: time belongs where the op was written.
+    ``nodes``: the graph's post-grad nodes and FX nodes, each by name."""
+    post_grad, fx = nodes
+    mine = [post_grad[n] for n in kernel.post_grad_nodes if n in post_grad]
+    mine += [fx[n] for n in kernel.fx_nodes if n in fx]
+    own = list(dict.fromkeys(n.user_line for n in mine if n.user_line))
     return own or list(kernel.user_lines[:1])
 
 

@@ -17,13 +17,14 @@ class NotRunnableError(RuntimeError):
     """The compilation cannot be run again here (loaded from a file, or its inputs are gone)."""
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
+def flat_tensors(value: Any) -> list[torch.Tensor]:
+    """Every tensor in a (nested) list, tuple or mapping, in order."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, Mapping):
         value = list(value.values())
     if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
+        return [t for item in value for t in flat_tensors(item)]
     return []
 
 
@@ -36,18 +37,18 @@ def check_runnable(c: Any, what: str) -> None:
     if c.example_inputs is None:
         raise NotRunnableError(f"{what} needs the example inputs the compilation was captured with, and they were "
                                "released; compile again with explorer.compile(fn, *inputs)")
-    for tensor in _tensors(c.example_inputs):
+    for tensor in flat_tensors(c.example_inputs):
         if tensor.numel() and tensor.untyped_storage().nbytes() == 0:
             raise NotRunnableError(f"{what}: an input tensor of shape {list(tensor.shape)} has had its storage "
                                    "freed since the capture; compile again with live inputs")
 
 
 def grad_roots(outputs: Any) -> list[torch.Tensor]:
-    return [t for t in _tensors(outputs) if t.requires_grad]
+    return [t for t in flat_tensors(outputs) if t.requires_grad]
 
 
 def _leaves(c: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
-    leaves = [t for t in _tensors(inputs) if t.requires_grad and t.is_leaf]
+    leaves = [t for t in flat_tensors(inputs) if t.requires_grad and t.is_leaf]
     if isinstance(c.target, torch.nn.Module):
         leaves += [p for p in c.target.parameters() if p.requires_grad]
     return leaves
