@@ -8,14 +8,14 @@ from .errors import CompileError, TraceFormatError, TraceLoadError
 from .serialize import from_json, load
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
-from .toggles import TOGGLES, Toggle, ToggleError
+from .toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
 from .trace_import import trace_env
 from .traceset import Divergence, RankTrace, TraceSet, load_trace
 
 __all__ = [
     "capture", "load", "from_json", "Compilation", "GraphCapture", "FxStage", "FxNode", "LoopIRNode",
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
-    "ToggleError", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
+    "ToggleError", "ToggleWarning", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
     "fx_wrapper_backend",
 ]

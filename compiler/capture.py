@@ -6,12 +6,13 @@ import contextlib
 import copy
 import time
 import types
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from . import frames, toggles
+from . import frames, progress, toggles
 from ._torch import backend as _backend
 from ._torch import (compile_ids, environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir,
                      structured_trace, timing, wrapper_fx, wrapper_ir)
@@ -38,7 +39,8 @@ class _Recorder:
         self.trace_dir = trace_dir
         self.log_path: Path | None = None  # the TORCH_TRACE log written to trace_dir
         self.active = True
-        self.stage = "tracing"
+        self.stage = "tracing"  # the compile stage running now, named in errors
+        self.autotuned = 0  # choices and configs timed so far, shown as progress
         self.dynamo_modules: list[torch.fx.GraphModule] = []
         self.dynamo_graph_paths: list[dict[int, str]] = []
         self.combo: list[list[str]] | None = None
@@ -48,6 +50,12 @@ class _Recorder:
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
         self.entry_code: types.CodeType | None = None
+
+    def enter(self, stage: str) -> None:
+        """Move on to ``stage`` and report it as progress (going back to an outer stage is not reported:
+        the bar would run backwards)."""
+        self.stage = stage
+        progress.step(stage, detail=f"graph {len(self.inner)}" if self.inner else "")
 
     @contextlib.contextmanager
     def capturing(self) -> Iterator[None]:
@@ -71,10 +79,11 @@ class _Recorder:
 
     # --- backend ---------------------------------------------------------------------------
     def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
-        self.stage = "aot"
+        self.enter("aot")
         with inductor_config.patched(self.settings):  # also for recompiles after the capture
             compiled = _backend.make_backend(self.on_dynamo_graph, self.around_inner)(gm, example_inputs)
         self.stage = "tracing"
+        progress.step("run", detail=f"graph {len(self.inner)} compiled; running it (or tracing on after a break)")
         return compiled
 
     def on_dynamo_graph(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
@@ -94,7 +103,8 @@ class _Recorder:
                              dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
         self.inner.append(record)
         outer, self.current = self.current, record
-        previous_stage, self.stage = self.stage, "lowering"
+        previous_stage = self.stage
+        self.enter("lowering")
         mark = timing.mark()
         fresh = fresh_provenance_tables() if record.kind == "backward" else contextlib.nullcontext()
         try:
@@ -112,7 +122,7 @@ class _Recorder:
         if names is None or path is None:
             return
         if not path:
-            self.stage = "scheduling"
+            self.enter("scheduling")
         records = [scheduler_ir.loop_ir_record(n, names.name_of) for n in nodes]
         self.current.loop_ir += records
         self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
@@ -122,7 +132,7 @@ class _Recorder:
         if names is None or path is None:
             return
         if not path:
-            self.stage = "codegen"
+            self.enter("codegen")
         self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
 
     def _lowering(self) -> tuple[StageNames | None, str | None]:
@@ -137,7 +147,7 @@ class _Recorder:
     def on_output_code(self, code: str) -> None:
         if self.current is None:
             return
-        self.stage = "kernel compile"
+        self.enter("kernel compile")
         self.current.wrapper = code
         self.current.provenance, self.current.kernel_traces = provenance_tables()
 
@@ -174,6 +184,8 @@ class _Recorder:
         target = self.current or (self.inner[-1] if self.inner else None)
         if target is not None and self.active:
             target.autotune.append(AutotuneRecord(kernel, choice, time_ms, chosen, source))
+            self.autotuned += 1
+            progress.step("autotuning", done=self.autotuned, detail=f"{self.autotuned} choices timed, last for {kernel}")
 
     def on_trace_record(self, record: Record) -> None:
         if self.dynamo.reads(record):
@@ -295,6 +307,7 @@ def capture(
     dynamic: bool | None = False,
     kwargs: Mapping[str, Any] | None = None,
     trace_dir: str | Path | None = None,
+    progress_display: progress.Display | bool | None = None,
 ) -> Compilation:
     """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
 
@@ -304,13 +317,26 @@ def capture(
     unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
     ``trace_dir`` also writes the compile's structured trace there as a TORCH_TRACE log (one file per
     process, rank-named under torch.distributed), which ``explorer.load_trace`` and tlparse read.
+    ``progress_display`` receives the compile's progress steps (compiler/progress.py; None: the display
+    explorer registered, False: none). An interrupt (Ctrl-C) raises ``progress.Cancelled`` with the
+    stage it stopped in; torch's config and hooks are restored before it leaves.
     """
     settings = toggles.resolve(config)
     toggles.check_capturable(settings)
     entry, name = _entry(target)
     device = _device_of(target, inputs)
+    for note in toggles.without_effect(settings, device):
+        warnings.warn(note, toggles.ToggleWarning, stacklevel=2)
+    with progress.task(f"compile {name}", display=progress_display):
+        return _capture(entry, name, device, target, inputs, config, settings, backward, dynamic, kwargs, trace_dir)
+
+
+def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...], config: Mapping[str, Any] | None,
+             settings: dict[str, Any], backward: bool, dynamic: bool | None, kwargs: Mapping[str, Any] | None,
+             trace_dir: str | Path | None) -> Compilation:
     recorder = _Recorder(settings, device, trace_dir)
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
+    progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend, dynamic=dynamic)
     call_kwargs = dict(kwargs or {})
     overrides: dict[str, Any] = {}
@@ -324,7 +350,7 @@ def capture(
         try:
             outputs = compiled(*inputs, **call_kwargs)
             if backward:
-                recorder.stage = "backward"
+                recorder.enter("backward")
                 roots = _grad_roots(outputs)
                 if not roots:
                     raise ValueError("backward=True, but no output requires grad: give inputs or parameters requires_grad=True")
@@ -339,6 +365,7 @@ def capture(
             raise CompileError(stage, f"{type(cause).__name__}: {cause}", partial) from error
     recorder.active = False
     elapsed = time.perf_counter() - started
+    progress.step("collecting", detail="reading the stages into a Compilation")
     return _compilation(recorder, name, device, config, settings, overrides, inputs, outputs, backward,
                         elapsed, mark, compiled, target, call_kwargs, grad_enabled)
 

@@ -17,12 +17,18 @@ class ToggleError(ValueError):
     """A config request that cannot be compiled as asked; nothing was compiled."""
 
 
+class ToggleWarning(UserWarning):
+    """A toggle was accepted but cannot do anything for this compile (said before compiling)."""
+
+
 @dataclass(frozen=True)
 class Toggle:
     name: str
     keys: tuple[str, ...]  # candidate Inductor keys, newest spelling first
     description: str
     value_type: type = bool
+    # device -> Inductor codegen module that must read the key for the toggle to do anything there
+    read_by: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str | None:
@@ -48,7 +54,8 @@ TOGGLES: dict[str, Toggle] = {
         Toggle("coordinate_descent_tuning", ("coordinate_descent_tuning",),
                "Refine pointwise/reduction block sizes by coordinate descent after autotuning."),
         Toggle("emulate_precision_casts", ("emulate_precision_casts",),
-               "Round intermediates to their low-precision dtype as eager does, for closer numerics."),
+               "Round intermediates to their low-precision dtype as eager does, for closer numerics.",
+               read_by=(("cpu", "cpp"),)),
         Toggle("allow_buffer_reuse", ("allow_buffer_reuse",),
                "Let a new buffer take over the storage of one freed before it (the wrapper's '# reuse' lines)."),
         Toggle("inplace_buffers", ("inplace_buffers",),
@@ -128,6 +135,17 @@ def check_capturable(settings: Mapping[str, Any]) -> None:
                           "writes none: leave fx_wrapper off (the same wrapper as an FX graph is captured anyway, "
                           "as g.wrapper.fx); to run the FX wrapper through your own code, use "
                           "explorer.fx_wrapper_backend with torch.compile")
+
+
+def without_effect(settings: Mapping[str, Any], device: str) -> list[str]:
+    """Why a toggle turned on for ``device`` cannot change anything there on the installed torch."""
+    notes = []
+    for name, toggle in available().items():
+        backend = dict(toggle.read_by).get(device.split(":")[0])
+        if backend and settings.get(toggle.key) and not inductor_config.codegen_reads(backend, toggle.key):
+            notes.append(f"{name!r} may do nothing on {device}: the installed torch's {backend!r} code generator "
+                         "never reads it (later torch releases do), so its kernels can compute as with it off")
+    return notes
 
 
 def toggle_names_for(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, TraceFormatError,
-                      TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env, views)
+from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
+                      TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env,
+                      views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -54,9 +55,12 @@ def load_ipython_extension(ipython: Any) -> None:
     load(ipython)
 
 
+from . import progress  # noqa: E402
 from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
+progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
+
 __all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
-           "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "TraceFormatError",
-           "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]
+           "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
+           "TraceFormatError", "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]

@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
+
+from compiler import tables
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -41,10 +44,32 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace) -> int:
+def _show(args: argparse.Namespace, console: Console | None = None) -> int:
+    """A saved trace: its summary, then per graph the kernels table (with time and error when the trace
+    holds a profile / numerics report) and each autotuned kernel's choices; paged when longer than the
+    terminal."""
     import explorer
+    from compiler import render_tables, tables
 
-    Console().print(explorer.load(args.trace))
+    console = console or Console()
+    c = explorer.load(args.trace)
+    profile = c.profiles[-1] if c.profiles else None
+    numerics = c.numerics[-1] if c.numerics else None
+    parts: list = [c]
+    for graph in c.graphs:
+        rows = tables.select(tables.kernel_rows(graph, profile, numerics), args.sort, contains=args.filter,
+                             language=args.language)
+        parts.append(render_tables.kernels_table(rows, f"{graph.id} kernels ({len(rows)} of {len(graph.kernels)})"))
+        parts += [render_tables.autotune_table(group) for group in tables.autotune_groups(graph.autotune)]
+    with console.capture() as captured:
+        for part in parts:
+            console.print(part)
+    text = captured.get()
+    if console.is_terminal and not args.no_pager and text.count("\n") > console.height:
+        with console.pager(styles=True):
+            console.out(Text.from_ansi(text), end="")
+    else:
+        console.out(Text.from_ansi(text), end="")
     return 0
 
 
@@ -67,7 +92,7 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compile the built-in example and print every stage")
@@ -76,13 +101,22 @@ def main(argv: list[str] | None = None) -> int:
     demo.set_defaults(run=_demo)
     show = sub.add_parser("show", help="print a saved trace")
     show.add_argument("trace")
+    show.add_argument("--sort", choices=tables.KERNEL_SORTS, default="id",
+                      help="order of the kernels table (time and error: largest first)")
+    show.add_argument("--filter", default="", metavar="TEXT", help="only kernels whose id or user line has TEXT")
+    show.add_argument("--language", help="only kernels of this language (triton, cpp, extern, template)")
+    show.add_argument("--no-pager", action="store_true", help="print everything even when longer than the terminal")
     show.set_defaults(run=_show)
     trace = sub.add_parser("trace", help="print a TORCH_TRACE directory (one log per rank): ranks, divergence, stages")
     trace.add_argument("path", help="the directory TORCH_TRACE pointed at, or one log in it")
     trace.add_argument("--rank", help="only this rank")
     trace.add_argument("--compile", metavar="ID", help="print this compile id's stages (e.g. 0/1)")
     trace.set_defaults(run=_trace)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return args.run(args)
 
 

@@ -34,8 +34,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler import TOGGLES, CompileError, ToggleError, capture
+from compiler.progress import Cancelled, Step
 
 from . import cell as cells
+from . import progress as progress_steps
 from . import rerun, settings
 from .session import Session
 
@@ -70,12 +72,26 @@ class CellFailed(Exception):
         return [str(self), "(the notebook namespace and earlier compilations are unchanged)"]
 
 
+class CellCancelled(CellFailed):
+    """A %%compile cell interrupted while compiling: nothing was recorded or assigned."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, f"%%compile: {message}")
+        self.stage = "cancelled"
+
+
 class _Progress:
-    """A status line shown while compiling, replaced in place by the result (display_id)."""
+    """A status line shown while compiling, replaced in place by the result (display_id); while the
+    compile runs it shows the compiler's progress steps as a bar (explorer/progress.py)."""
 
     def __init__(self, text: str, quiet: bool) -> None:
         self.quiet = quiet
         self.handle = None if quiet else display(_Line(text), display_id=True)
+        self.throttle = progress_steps.Throttle()
+
+    def __call__(self, step: Step) -> None:
+        if self.handle is not None and not step.finished and self.throttle.wanted(step):
+            self.handle.update(progress_steps.bar_bundle(step), raw=True)
 
     def update(self, obj: Any) -> None:
         if self.handle is not None:
@@ -215,13 +231,16 @@ class ExplorerMagics(Magics):
         progress = _Progress(f"compiling {name} ({', '.join(built.params) or 'no tensor inputs'})"
                              f"{' with ' + shown if shown else ''}…", args.quiet)
 
-        def recompile(new_config: dict[str, Any]) -> Any:
+        def recompile(new_config: dict[str, Any], shown: Any = False) -> Any:
             with quiet_capture_warnings():
-                return capture(built.fn, *inputs, config=new_config, dynamic=dynamic)
+                return capture(built.fn, *inputs, config=new_config, dynamic=dynamic, progress_display=shown)
 
         started = time.perf_counter()
         try:
-            compilation = recompile(config)
+            compilation = recompile(config, progress)
+        except Cancelled as error:
+            progress.update(f"{name}: cancelled")
+            raise CellCancelled(str(error)) from None
         except CompileError as error:
             progress.update(f"{name}: compilation failed during {error.stage}")
             raise CellFailed(error.stage, _short(error)) from None

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from pathlib import Path
+
 import pytest
 import torch
+from jupyter_client.kernelspec import KernelSpecManager
 
 import explorer
 from tests import workloads
@@ -84,3 +90,19 @@ def two_rank_trace(tmp_path_factory):
     result = job.launch(trace_dir, backend="gloo")
     assert result.returncode == 0, f"the torchrun job failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
     return trace_dir
+
+
+@pytest.fixture(scope="session")
+def kernel_specs(tmp_path_factory) -> KernelSpecManager:
+    """A kernelspec that launches this interpreter (the venv's), not whatever `python3` is on PATH."""
+    spec_dir = tmp_path_factory.mktemp("kernels") / "explorer-notebooks"
+    spec_dir.mkdir()
+    root = str(Path(__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])), "PYTHONWARNINGS": "ignore"}
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "inductor-explorer notebooks",
+        "language": "python",
+        "env": env,
+    }))
+    return KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])

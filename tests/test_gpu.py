@@ -39,13 +39,18 @@ def test_capture_on_cuda_gives_triton_kernels_with_provenance(pointwise):
     assert c.device == "cuda" and c.triton
 
 
-def test_max_autotune_records_choices():
+def test_max_autotune_records_choices_and_counts_them_as_progress():
     a, b = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
-    c = explorer.compile(lambda x, y: torch.relu(x @ y), a, b, config={"max_autotune": True})
+    steps = []
+    c = explorer.compile(lambda x, y: torch.relu(x @ y), a, b, config={"max_autotune": True},
+                         progress_display=steps.append)
     records = [r for g in c.graphs for r in g.autotune if r.source == "select_algorithm"]
     assert len(records) >= 2 and all(r.time_ms > 0 for r in records)
     assert sum(r.chosen for r in records) == 1
     assert c.timings["autotuning"] > 0
+    counted = [s.done for s in steps if s.stage == "autotuning"]
+    assert counted == list(range(1, len(c.graphs[0].autotune) + 1))
+    assert not [r.kernel for r in c.graphs[0].autotune if r.kernel.startswith("Placeholder.")]  # real names
 
 
 def test_bench_figures_are_sane(big_pointwise):

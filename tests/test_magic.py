@@ -68,6 +68,9 @@ def test_progress_line_is_replaced_by_the_explorer_view(first_cell):
     _, captured = first_cell
     first, last = captured.outputs[0], captured.outputs[-1]
     assert first.data["text/plain"].startswith("compiling mm (x, w)")
+    bars = [out.data["text/plain"] for out in captured.outputs[1:-1] if "ie-progress" in out.data.get("text/html", "")]
+    assert bars and all(out.update for out in captured.outputs[1:])  # the compile's stages, in the same place
+    assert all(bar.startswith("compile mm: ") for bar in bars), bars
     assert last.update and WIDGET_MIME in last.data
 
 

@@ -8,9 +8,6 @@ passes when no cell raised and the outputs that carry its lesson were printed.
 from __future__ import annotations
 
 import inspect
-import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -21,26 +18,12 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
+from compiler._torch import inductor_config
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
 CELL_TIMEOUT_S = 300
-
-
-@pytest.fixture(scope="module")
-def kernel_specs(tmp_path_factory) -> KernelSpecManager:
-    """A kernelspec that launches this interpreter (the venv's), not whatever `python3` is on PATH."""
-    spec_dir = tmp_path_factory.mktemp("kernels") / "explorer-notebooks"
-    spec_dir.mkdir()
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "PYTHONWARNINGS": "ignore"}
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "inductor-explorer notebooks",
-        "language": "python",
-        "env": env,
-    }))
-    return KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
 
 
 def execute(name: str, specs: KernelSpecManager) -> tuple[nbformat.NotebookNode, float]:
@@ -141,7 +124,9 @@ EXPECTED = {
     "08_numerics.ipynb": [
         "first divergent kernel: cpp_fused",
         "closer to float64 than eager: True",
-        "after emulate_precision_casts: all within tolerance",
+        # where the C++ backend never reads the toggle (torch < 2.13) the drift stays, and the notebook says so
+        "after emulate_precision_casts: " + ("all within tolerance" if inductor_config.codegen_reads("cpp", "emulate_precision_casts")
+                                             else "cpp_fused"),
         "random op",
         "running mean unchanged by the check: True",
     ],

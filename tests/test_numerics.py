@@ -4,24 +4,34 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 
 import pytest
 import torch
 from rich.console import Console
 
 import explorer
+from compiler._torch import inductor_config
 from compiler.runs import numerics
 from compiler.runs.replay import NotRunnableError
 from tests import workloads
 
 
+# Whether this torch's C++ backend reproduces eager's bf16 rounding when asked (it learnt to in 2.13):
+# where it never reads emulate_precision_casts, the drift stays and the capture says so up front.
+CPU_EMULATES_CASTS = inductor_config.codegen_reads("cpp", "emulate_precision_casts")
+
+
 @pytest.fixture(scope="session")
 def cancellation():
+    """The drifting compile, the same with emulate_precision_casts, and the warnings the latter gave."""
     torch.manual_seed(0)
     args = (torch.randn(32, 16), torch.randn(16, 64))
     drift = explorer.compile(workloads.bf16_cancellation, *args)
-    emulated = explorer.compile(workloads.bf16_cancellation, *args, config={"emulate_precision_casts": True})
-    return drift, emulated, args
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        emulated = explorer.compile(workloads.bf16_cancellation, *args, config={"emulate_precision_casts": True})
+    return drift, emulated, [w for w in caught if issubclass(w.category, explorer.ToggleWarning)]
 
 
 def _line_of(fn, text):
@@ -49,11 +59,22 @@ def test_bf16_drift_is_flagged_at_the_fused_kernel_with_its_node_and_line(cancel
     assert report.post_grad_error["g0"]["sub"] == row.max_rel and report.fx_error["g0"]["sub"] == row.max_rel
 
 
+@pytest.mark.skipif(not CPU_EMULATES_CASTS, reason="this torch's C++ backend never reads emulate_precision_casts")
 def test_emulate_precision_casts_removes_the_drift(cancellation):
-    _, emulated, _ = cancellation
+    _, emulated, said = cancellation
     report = emulated.check_numerics()
     assert report.ok and report.first_divergent is None
     assert all(row.ok for row in report.kernels.values())
+    assert said == []
+
+
+@pytest.mark.skipif(CPU_EMULATES_CASTS, reason="this torch's C++ backend honours emulate_precision_casts")
+def test_a_toggle_the_cpu_backend_ignores_is_said_and_the_drift_stays(cancellation):
+    drift, emulated, said = cancellation
+    (warning,) = said
+    assert "'emulate_precision_casts' may do nothing on cpu" in str(warning.message)
+    fused = next(k for k in emulated.kernels if k.language == "cpp")
+    assert emulated.check_numerics().first_divergent == fused.id
 
 
 def test_float64_reference_and_explicit_tolerances(cancellation):
@@ -132,11 +153,13 @@ def test_infinite_errors_survive_strict_json():
 
 def test_diff_shows_how_the_error_changed(cancellation):
     drift, emulated, _ = cancellation
-    drift.check_numerics()
-    emulated.check_numerics()
+    before = drift.check_numerics()
+    after = emulated.check_numerics()
     d = explorer.diff(drift, emulated)
     (change,) = [k for k in d.kernels if k.a and "cpp" in k.a]
-    assert change.error_a > 0.1 and change.error_b == 0.0
+    assert change.error_a == before.kernels[change.a].max_rel > 0.1
+    assert change.error_b == after.kernels[change.b].max_rel
+    assert (change.error_b == 0.0) == CPU_EMULATES_CASTS
     console = Console(file=io.StringIO(), width=200, color_system=None)
     console.print(d)
     assert "error a" in console.file.getvalue()
@@ -155,3 +178,15 @@ def test_bad_requests_are_refused(tmp_path, cancellation):
     with pytest.raises(NotRunnableError, match="loaded from a file"):
         loaded.check_numerics()
     assert c.numerics == before
+
+
+def test_kernels_table_marks_the_first_divergent_kernel_and_sorts_by_error(cancellation):
+    from compiler import tables
+
+    c, _, _ = cancellation
+    report = c.numerics[-1] if c.numerics else c.check_numerics()
+    rows = tables.kernel_rows(c.graphs[0], numerics=report)
+    worst = tables.select(rows, "error")[0]
+    assert worst.id == report.first_divergent and worst.first_divergent and worst.ok is False
+    assert worst.max_rel == report.kernels[report.first_divergent].max_rel
+    assert [r.first_divergent for r in rows].count(True) == 1 and all(r.ms is None for r in rows)

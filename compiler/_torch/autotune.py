@@ -67,7 +67,9 @@ def _triton_config_benchmarks(record: Record) -> Iterator[None]:
     def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
         timings = original(self, *args, **kwargs)
         try:
-            name = (getattr(self, "inductor_meta", {}) or {}).get("kernel_name") or self.fn.__name__
+            name = (getattr(self, "inductor_meta", {}) or {}).get("kernel_name") or ""
+            if not name or name.startswith("Placeholder."):  # a name Inductor had not filled in yet
+                name = self.fn.__name__
             best = min(timings, key=lambda launcher: timings[launcher]) if timings else None
             for launcher, ms in timings.items():
                 record(name, str(getattr(launcher, "config", launcher)), float(ms), launcher is best,

@@ -7,6 +7,9 @@ config module's own ``patch`` context manager, which restores every value on exi
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
+from pathlib import Path
 from typing import Any, Iterator
 
 from torch._inductor import config as _config
@@ -30,6 +33,20 @@ def default(key: str) -> Any:
     if entries is not None and key in entries and hasattr(entries[key], "default"):
         return entries[key].default
     return get(key)
+
+
+@functools.cache
+def codegen_reads(backend: str, key: str) -> bool:
+    """Whether Inductor's ``codegen/<backend>.py`` mentions config ``key`` at all.
+
+    A key the backend's code generator never reads cannot change what it generates: the C++ backend
+    ignored ``emulate_precision_casts`` before it learnt to round intermediates like eager does.
+    """
+    spec = importlib.util.find_spec(f"torch._inductor.codegen.{backend}")
+    if spec is None or not spec.origin:
+        return False
+    leaf = key.rpartition(".")[2]
+    return leaf in Path(spec.origin).read_text(encoding="utf-8", errors="replace")
 
 
 def snapshot() -> dict[str, Any]:

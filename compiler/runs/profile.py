@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 import torch
 
+from .. import progress
 from .._torch import profiling, runtime
 from ..stages import _Rendered
 from . import replay
@@ -160,18 +161,21 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
     cuda = c.device.startswith("cuda")
     activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
     walls: list[float] = []
-    with profiling.marked_kernels(namespaces):
-        for _ in range(warmup):
+    with progress.task(f"profile {c.function}") as task, profiling.marked_kernels(namespaces):
+        for done in range(warmup):
+            task.step("warm-up", done, warmup)
             run()
         replay.synchronize(c.device)
         with torch.profiler.profile(activities=activities) as prof:
-            for _ in range(runs):
+            for done in range(runs):
+                task.step("profiling", done, runs)
                 started = time.perf_counter()
                 with torch.profiler.record_function(RUN_MARK):
                     run()
                     replay.synchronize(c.device)
                 walls.append(time.perf_counter() - started)
-    result = attribute(c, refs, prof.events(), runs, cuda)
+        task.step("attributing", runs, runs)
+        result = attribute(c, refs, prof.events(), runs, cuda)
     result.warmup = warmup
     result.wall_ms = 1e3 * sum(walls) / runs
     result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
