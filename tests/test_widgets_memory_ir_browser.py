@@ -71,6 +71,10 @@ def test_memory_plot_draws_every_step_and_marks_the_peak(browser, transformer, t
     assert est_y < float(mark.get_attribute("cy"))  # the estimate (8 MiB) is above the planned 6 MiB peak
     chips = page.locator(".ie-mem-at-peak .ie-mem-buffer-chip").all_inner_texts()
     assert chips == memory["at_peak"]
+    # a buffer living in another's storage brings no bytes of its own: the table says so instead of "0 B"
+    shared = next(b for b in memory["buffers"] if b["bytes"] == 0 and b["storage"] != b["name"])
+    assert page.locator(f'.ie-mem-buffer[data-buffer="{shared["name"]}"] .ie-num').inner_text() == "shared"
+    assert "null" not in page.locator(".ie-memory-stage").inner_text()  # absent notes leave nothing behind
     page.screenshot(path=str(tmp_path / "memory.png"))
     assert page.errors == []
 

@@ -75,12 +75,9 @@ export class IrView {
       ]),
     );
     this.body = h("div", { class: "ie-ir-body" }, h("p", { class: "ie-muted ie-hint" }, this.stages.length ? "Open a stage; lines with a mark come from a kernel source line: click one to select it." : "The trace holds no IR text for this kernel."));
-    this.root.append(
-      this._meta(ir.meta || {}),
-      list(ir.notes).length ? h("ul", { class: "ie-ir-notes ie-muted" }, list(ir.notes).map((n) => h("li", null, String(n)))) : null,
-      h("div", { class: "ie-ir-tabs", role: "tablist" }, [...this.tabs.values()]),
-      this.body,
-    );
+    this.root.append(this._meta(ir.meta || {}));
+    if (list(ir.notes).length) this.root.appendChild(h("ul", { class: "ie-ir-notes ie-muted" }, list(ir.notes).map((n) => h("li", null, String(n)))));
+    this.root.append(h("div", { class: "ie-ir-tabs", role: "tablist" }, [...this.tabs.values()]), this.body);
   }
 
   _meta(meta) {

@@ -61,7 +61,7 @@ export class MemoryStage {
     this.readout = h("div", { class: "ie-mem-readout ie-muted" }, "Hover a step to read it; click it to select its kernel.");
     this.table = new VirtualList(this.buffers.length, (i) => this._bufferRow(this.buffers[i]), { rowHeight: ROW_H, className: "ie-mem-buffers", label: "buffers" });
     this.table.onRow = (i, el) => this._styleRow(i, el);
-    this.root.append(
+    const parts = [
       this._summary(),
       this.plotBox,
       this.readout,
@@ -69,7 +69,8 @@ export class MemoryStage {
       this._notes(),
       h("div", { class: "ie-row ie-row-head ie-mem-row" }, BUFFER_COLUMNS.map((c) => h("span", null, c))),
       this.table.root,
-    );
+    ];
+    this.root.append(...parts.filter(Boolean)); // the at-peak list and the notes may be absent
     this.plot = null;
   }
 
@@ -292,7 +293,9 @@ export class MemoryStage {
       "div",
       { class: "ie-row ie-mem-row ie-mem-buffer", role: "listitem", "data-buffer": name, onclick: () => this.showBuffer(name, false) },
       h("span", { class: "ie-mono" }, name),
-      h("span", { class: "ie-num" }, formatBytes(b.bytes)),
+      b.bytes === 0 && b.storage && b.storage !== name
+        ? h("span", { class: "ie-num ie-muted", title: `brings no storage: its data lives in ${b.storage}` }, "shared")
+        : h("span", { class: "ie-num" }, formatBytes(b.bytes)),
       h("span", { class: "ie-muted" }, String(b.dtype ?? "").replace(/^torch\./, "")),
       h("span", { class: "ie-mono ie-ellipsis" }, Array.isArray(b.shape) ? `[${b.shape.join(", ")}]` : String(b.shape ?? "")),
       h("span", null, h("span", { class: `ie-badge ie-mem-kind-${String(b.kind).replace(/[^a-z]/g, "")}` }, String(b.kind ?? ""))),
@@ -336,7 +339,7 @@ export class MemoryStage {
         { class: "ie-mem-range", x: x1, y: MARGIN.top, width: Math.max(1, x2 - x1), height: base - MARGIN.top, "data-buffer": String(b.name), "data-from": String(b.alloc_step), "data-to": String(last) },
         s("title", null, `${b.name}: steps ${b.alloc_step}–${last}`),
       ),
-      s("text", { class: "ie-mem-range-label", x: x1 + 3, y: MARGIN.top + 11 }, `${b.name} ${formatBytes(b.bytes)}`),
+      s("text", { class: "ie-mem-range-label", x: x1 + 3, y: MARGIN.top + 11 }, `${b.name} ${b.bytes === 0 && b.storage && b.storage !== b.name ? `in ${b.storage}` : formatBytes(b.bytes)}`),
     );
   }
 

@@ -15,7 +15,8 @@ export function graphNodes(nodes) {
   return list(nodes).map((n) => ({
     name: String(n.name),
     op: String(n.kind || "other"),
-    target: n.kernel ? String(n.kernel) : n.kind === "input" || n.kind === "output" ? n.kind : String(n.target ?? ""),
+    // torch._VariableFunctionsClass.empty_strided reads as empty_strided
+    target: n.kernel ? String(n.kernel) : n.kind === "input" || n.kind === "output" ? n.kind : String(n.target ?? "").split(".").pop(),
     args: n.args ?? "",
     inputs: list(n.inputs).map(String),
     shape: null,
