@@ -237,3 +237,36 @@ def test_wrapper_without_fx_graph_shows_the_reason(browser, transformer, tmp_pat
     assert page.locator(".ie-wrapper-fx-note").inner_text() == "No FX graph of the wrapper (unsupported: NotImplementedError: cpp wrapper)."
     assert page.locator('.ie-main button[data-view="graph"]').count() == 0
     assert page.errors == []
+
+
+def test_memory_stage_stays_small_on_a_long_timeline(browser, tmp_path):
+    """50,000 steps and buffers: one path per series, a few dozen table rows, and steps still link."""
+    sample = json.loads((FIXTURES / "widget_sample.json").read_text())
+    graph = sample["graphs"][0]
+    kernels = [k["id"] for k in graph["kernels"]]
+    n = 50_000
+    steps = [{"index": i, "call": "call", "kernel": kernels[i % len(kernels)], "wrapper_line": 10 + i,
+              "allocated": [f"buf{i}"], "freed": [f"buf{i - 1}"] if i else [],
+              "peak_bytes": 1024 * (1 + i % 97), "live_bytes": 512 * (1 + i % 97)} for i in range(n)]
+    buffers = [{"name": f"buf{i}", "bytes": 1024, "dtype": "torch.float32", "shape": [256], "kind": "alloc",
+                "alloc_step": i, "free_step": i + 1 if i + 1 < n else None, "storage": f"buf{i}",
+                "reuses": None, "reused_by": None, "output": i + 1 == n} for i in range(n)]
+    peak_step = max(range(n), key=lambda i: steps[i]["peak_bytes"])
+    graph["memory"] = {"steps": steps, "buffers": buffers, "peak_bytes": steps[peak_step]["peak_bytes"],
+                       "peak_step": peak_step, "at_peak": [f"buf{peak_step}"], "input_bytes": 0,
+                       "output_bytes": 1024, "estimate": None, "measured": None, "mismatches": [], "notes": []}
+    page = open_export(browser, sample, tmp_path)
+    click(page, '.ie-stage-btn[data-stage="memory"]')
+    geo = plot_geometry(page)
+    assert geo["steps"] == n and geo["live"].count("H") == n
+    assert page.locator(".ie-mem-svg path").count() == 4  # lit, selected, peak area, live: no element per step
+    assert 0 < page.locator(".ie-mem-buffer").count() < 80
+    index = n - 3
+    click_step(page, geo, index)
+    step_at = int(page.locator(".ie-mem-readout").get_attribute("data-step") or -1)
+    assert abs(step_at - index) <= 1  # 50,000 steps in ~700 px: a pixel spans several of them
+    assert selection_label(page) == f"kernel {steps[step_at]['kernel']}"
+    # a chip of the buffers at the peak scrolls the virtual table to its row
+    click(page, f'.ie-mem-at-peak .ie-mem-buffer-chip[data-buffer="buf{peak_step}"]')
+    assert page.locator(f'.ie-mem-buffer.ie-selected[data-buffer="buf{peak_step}"]').count() == 1
+    assert page.errors == []

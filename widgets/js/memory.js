@@ -72,6 +72,7 @@ export class MemoryStage {
     ];
     this.root.append(...parts.filter(Boolean)); // the at-peak list and the notes may be absent
     this.plot = null;
+    this.hoverStep = -1;
   }
 
   /** Draw the plot once the stage is on screen (its width is the pane's). */
@@ -136,7 +137,9 @@ export class MemoryStage {
     const width = Math.max(320, this.plotBox.clientWidth || 800);
     const estimate = m.estimate && typeof m.estimate.peak_bytes === "number" ? m.estimate.peak_bytes : null;
     const measured = m.measured && typeof m.measured.peak_bytes === "number" ? m.measured.peak_bytes : null;
-    const top = Math.max(1, ...this.steps.map((st) => Math.max(st.peak_bytes || 0, st.live_bytes || 0)), estimate || 0, measured || 0) * 1.08;
+    let highest = Math.max(1, estimate || 0, measured || 0); // a loop, not a spread: graphs can have 100k steps
+    for (const st of this.steps) highest = Math.max(highest, st.peak_bytes || 0, st.live_bytes || 0);
+    const top = highest * 1.08;
     const x0 = MARGIN.left;
     const plotW = width - MARGIN.left - MARGIN.right;
     const base = PLOT_H - MARGIN.bottom;
@@ -208,7 +211,10 @@ export class MemoryStage {
       this.overlay,
     );
     this.overlay.addEventListener("pointermove", (ev) => this._hoverAt(ev));
-    this.overlay.addEventListener("pointerleave", () => this.hover.setAttribute("visibility", "hidden"));
+    this.overlay.addEventListener("pointerleave", () => {
+      this.hoverStep = -1;
+      this.hover.setAttribute("visibility", "hidden");
+    });
     this.overlay.addEventListener("click", (ev) => this._clickAt(ev));
     clear(this.plotBox).append(
       this.svg,
@@ -234,6 +240,7 @@ export class MemoryStage {
 
   _hoverAt(ev) {
     const i = this._stepAt(ev);
+    this.hoverStep = i;
     if (i < 0) return;
     this.hover.setAttribute("x", this.plot.x(i));
     this.hover.setAttribute("visibility", "visible");
@@ -248,7 +255,9 @@ export class MemoryStage {
   }
 
   _clickAt(ev) {
-    const i = this._stepAt(ev);
+    // The step read out on hover: a click's clientX is whole pixels, a pointer move's is not, and
+    // with more steps than pixels the two can fall on neighbouring steps.
+    const i = this.hoverStep >= 0 ? this.hoverStep : this._stepAt(ev);
     if (i >= 0) this.selectStep(i);
   }
 
