@@ -270,3 +270,31 @@ def test_memory_stage_stays_small_on_a_long_timeline(browser, tmp_path):
     click(page, f'.ie-mem-at-peak .ie-mem-buffer-chip[data-buffer="buf{peak_step}"]')
     assert page.locator(f'.ie-mem-buffer.ie-selected[data-buffer="buf{peak_step}"]').count() == 1
     assert page.errors == []
+
+
+def test_ir_without_text_shows_resources_and_notes_and_cut_stages_say_so(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_block_ptr.json").read_text())
+    kernel = next(k for k in trace["graphs"][0]["kernels"] if k.get("ir"))
+    assert kernel["ir"]["stages"] == {}  # recorded from a cache entry that held only the binary
+    page = open_export(browser, trace, tmp_path)
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, f'.ie-kitem[data-id="{kernel["id"]}"]')
+    assert page.locator(".ie-ir-tab").count() == 0
+    assert "no IR text" in page.locator(".ie-ir-body").inner_text()
+    assert page.locator(".ie-ir-meta-registers strong").inner_text() == str(kernel["ir"]["meta"]["registers"])
+    assert page.locator(".ie-ir-meta-num_warps").count() == 0  # null resources are left out, not shown as "null"
+    assert page.locator(".ie-ir-notes").inner_text() == "\n".join(kernel["ir"]["notes"])
+    assert page.errors == []
+
+    transformer = json.loads((FIXTURES / "gpu_transformer.json").read_text())
+    kernel = next(k for k in transformer["graphs"][0]["kernels"] if k.get("ir"))
+    full = kernel["ir"]["stages"]["ptx"]
+    kernel["ir"]["stages"]["ptx"] = full[:2000]
+    kernel["ir"]["truncated"] = {"ptx": len(full)}
+    page = open_export(browser, transformer, tmp_path, name="cut.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, f'.ie-kitem[data-id="{kernel["id"]}"]')
+    tab = page.locator('.ie-ir-tab[data-ir-stage="ptx"]')
+    assert tab.inner_text() == "PTX (cut)" and f"{len(full):,}" in tab.get_attribute("title")
+    assert page.locator('.ie-ir-tab[data-ir-stage="ttir"]').inner_text() == "TTIR"
+    assert page.errors == []
