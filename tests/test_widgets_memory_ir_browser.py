@@ -76,6 +76,14 @@ def test_memory_plot_draws_every_step_and_marks_the_peak(browser, transformer, t
     assert page.locator(f'.ie-mem-buffer[data-buffer="{shared["name"]}"] .ie-num').inner_text() == "shared"
     assert "null" not in page.locator(".ie-memory-stage").inner_text()  # absent notes leave nothing behind
     page.screenshot(path=str(tmp_path / "memory.png"))
+    # a narrower pane redraws the plot to its width, and steps still map to the pointer
+    width = float(page.get_attribute(".ie-mem-svg", "width"))
+    page.set_viewport_size({"width": 1000, "height": 820})
+    page.wait_for_function(f"Number(document.querySelector('.ie-mem-svg').getAttribute('width')) < {width - 100}")
+    narrow = plot_geometry(page)
+    assert narrow["steps"] == n and narrow["w"] < geo["w"]
+    click_step(page, narrow, memory["peak_step"])
+    assert selection_label(page) == f"kernel {memory['steps'][memory['peak_step']]['kernel']}"
     assert page.errors == []
 
 

@@ -78,7 +78,16 @@ export class MemoryStage {
   /** Draw the plot once the stage is on screen (its width is the pane's). */
   shown() {
     if (!this.memory) return;
-    if (!this.plot) this._drawPlot();
+    if (!this.plot) {
+      this._drawPlot();
+      // Redrawn when the pane's width changes (a resized or narrowed panel): the plot is drawn in pixels.
+      if (typeof ResizeObserver === "function") {
+        new ResizeObserver(() => {
+          const width = this.plotBox.clientWidth;
+          if (width > 0 && Math.abs(width - this.plot.width) > 4) this._drawPlot();
+        }).observe(this.plotBox);
+      }
+    }
     this.table.render();
   }
 
@@ -146,7 +155,7 @@ export class MemoryStage {
     const stepW = plotW / n;
     const x = (i) => x0 + i * stepW;
     const y = (bytes) => base - ((bytes || 0) / top) * (base - MARGIN.top);
-    this.plot = { x, y, stepW, base, x0, n };
+    this.plot = { x, y, stepW, base, x0, n, width: this.plotBox.clientWidth };
 
     // One path per series: a horizontal run per step ("H"), joined by vertical moves.
     let peakD = `M${x(0)},${base}`;
