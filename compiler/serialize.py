@@ -161,6 +161,7 @@ class LazyGraph(Mapping):
                 "fused": len(g.fused), "kernels": len(g.kernels),
                 "externs": sum(1 for k in g.kernels if k.language == "extern"),
                 "wrapper": len(g.wrapper.source.splitlines()),
+                "memory": len(g.memory.steps) if g.memory is not None else 0,
                 "autotune": len(g.autotune)}
 
 

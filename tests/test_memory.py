@@ -171,3 +171,17 @@ def test_measuring_needs_a_gpu_and_a_live_compilation(block):
     loaded.graphs[0].memory.graph = None
     with pytest.raises(RuntimeError, match="live compilation"):
         loaded.graphs[0].memory.measure()
+
+
+def test_widget_summary_counts_the_steps_for_live_and_saved_traces(block):
+    """The Memory stage button shows the step count, from the lazy live trace and from its JSON alike."""
+    import widgets
+
+    parts = widgets.TraceParts(block.trace_view())
+    live = parts.summary()["graphs"][0]
+    saved = widgets.TraceParts(json.loads(json.dumps(block.to_json()))).summary()["graphs"][0]
+    assert live["counts"]["memory"] == saved["counts"]["memory"] == len(block.graphs[0].memory.steps) > 0
+    assert live["counts"] == saved["counts"]
+    assert "memory" in live["parts"] and "memory" in saved["parts"]
+    served = json.loads(parts.encoded(f"{live['id']}/memory"))  # the part the Memory stage loads
+    assert served["peak_step"] == block.graphs[0].memory.peak_step and len(served["buffers"]) == len(block.graphs[0].memory.buffers)

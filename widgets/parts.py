@@ -51,6 +51,7 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
             "kernels": size(graph.get("kernels")),
             "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
             "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
+            "memory": size((graph.get("memory") or {}).get("steps")),
             "autotune": size(graph.get("autotune"))}
 
 

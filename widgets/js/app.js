@@ -10,8 +10,10 @@
 
 import { h, clear } from "./dom.js";
 import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks } from "./model.js";
-import { GraphStage, LoopIrStage, FusedStage, KernelsStage, WrapperStage, AutotuneStage } from "./stages.js";
+import { GraphStage, LoopIrStage, FusedStage, KernelsStage, AutotuneStage } from "./stages.js";
 import { renderLinks } from "./links.js";
+import { memoryStage } from "./memory.js";
+import { WrapperFxStage } from "./wrapperfx.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
@@ -209,7 +211,8 @@ export class App {
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
         fused: () => gd.part("fused").then((p) => new FusedStage(p, this.ctx)),
         kernels: () => gd.part("kernels").then((p) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), this.ctx)),
-        wrapper: () => gd.part("wrapper").then((p) => new WrapperStage(p, this.ctx)),
+        wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
+        memory: () => memoryStage(gd, this.ctx),
         autotune: () => Promise.all([gd.part("autotune"), gd.part("kernels")]).then(([records, kernels]) => new AutotuneStage(records, new Set(kernels.map((k) => String(k.id))), this.ctx)),
       }[stage];
       this.views.set(key, make());

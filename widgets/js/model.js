@@ -9,6 +9,7 @@ export const STAGES = [
   ["fused", "Fused"],
   ["kernels", "Kernels"],
   ["wrapper", "Wrapper"],
+  ["memory", "Memory"],
   ["autotune", "Autotune"],
 ];
 

@@ -7,6 +7,7 @@ import { h, clear } from "./dom.js";
 import { GraphView } from "./graphview.js";
 import { SourceView } from "./sourceview.js";
 import { VirtualList } from "./virtual.js";
+import { attachIr } from "./irview.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -311,6 +312,7 @@ export class KernelsStage {
       clear(sourceBox).appendChild(this.source.root);
       this.source.mark(this.marks.lines, this.marks.selected);
       if (this.marks.scroll) this.source.scrollTo(this.marks.scroll);
+      this.ir = attachIr(sourceBox, k, parts.ir, this.ctx, this.marks);
     });
   }
 
@@ -322,6 +324,7 @@ export class KernelsStage {
     this.marks.lines = links.kernelLines.get(this.current) || new Set();
     this.marks.selected = sel && sel.kind === "kernel_line" && String(sel.id) === this.current ? Number(sel.line) : null;
     if (this.source) this.source.mark(this.marks.lines, this.marks.selected);
+    if (this.ir) this.ir.mark(this.marks.lines, this.marks.selected);
   }
 
   reveal(sel, links) {
