@@ -63,6 +63,7 @@ def test_bench_figures_are_sane(big_pointwise):
     assert result.sources["bandwidth"]
     whole = c.bench()
     assert whole.compiled_ms > 0 and whole.eager_ms > 0 and len(whole.kernels) == 1
+    assert len(c.graphs) == 1 and not c.recompiles  # timed as captured: no recompile for another grad mode
 
 
 def test_edit_equivalent_matches_and_wrong_mismatches(big_pointwise):

@@ -33,6 +33,15 @@ def test_ir_stages_of_real_kernels():
     assert c.graphs[0].timings["kernel_ir"] > 0
 
 
+def test_kernels_of_a_later_compile_keep_their_ir(block):
+    """Once Inductor's compile workers are up, kernels come back from them without their Python function;
+    their IR is still found (in the worker's Triton cache) and mapped to the kernel's lines."""
+    c, _ = block
+    kernels = [k for k in c.kernels if k.language in ("triton", "template")]
+    assert kernels and all("ptx" in k.ir.stages for k in kernels), [(k.id, k.ir.notes) for k in kernels]
+    assert all(any(k.ir.ir_lines(line).get("ptx") for line in range(1, len(k.lines) + 1)) for k in kernels)
+
+
 def test_measured_peak_within_ten_percent_of_the_plan(block):
     c, _ = block
     (measured,) = c.measure_memory()

@@ -6,7 +6,8 @@ the hook a backend overrides: it receives the wrapper as an FX GraphModule (allo
 launches, extern calls) and returns the callable the compiled function will run. Registering a
 subclass whose ``compile_graph`` is a user function, for one block, lets anyone run, rewrite or
 instrument the wrapper graph. On exit the device's previous registration (and its custom pass and
-config) and ``fx_wrapper`` are put back.
+config) and ``fx_wrapper`` are put back. Kernels compiled in Inductor's compile workers get their Python
+function back on import (``wrapper_fx.kernels_with_python_functions``), which the converter needs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor import config as _config
 from torch._inductor.codegen import common as _common
+
+from .wrapper_fx import kernels_with_python_functions
 
 _MISSING = object()
 
@@ -50,7 +53,7 @@ def fx_wrapper_backend(device: str, compile_graph: Callable[[Any], Callable[...,
         _common.custom_backend_passes.get(device), _common.custom_backend_codegen_configs.get(device),
     )
     try:
-        with _config.patch({"fx_wrapper": True}):
+        with _config.patch({"fx_wrapper": True}), kernels_with_python_functions():
             yield UserFxWrapperCodegen
     finally:
         for registry, value in zip(_registries(), saved):

@@ -14,7 +14,8 @@ both launcher kinds. The IR texts come from:
 
 ``TRITON_STORE_BINARY_ONLY`` or a kernel restored from Inductor's caches can leave only the cubin: the
 note says which stages are missing. The kernel's source file (Triton's locations point into it) is
-``fn.fn.__code__.co_filename`` of the autotuner's ``JITFunction``.
+``fn.fn.__code__.co_filename`` of the autotuner's ``JITFunction``, or its ``filename`` for a kernel
+compiled in a compile worker (its Triton cache is then the worker's, in a sibling fresh directory).
 """
 
 from __future__ import annotations
@@ -76,8 +77,16 @@ def _fresh_cache_entry(module: Path, cache_hash: str) -> Path | None:
 
 
 def _source(kernel_object: Any) -> tuple[str | None, str | None]:
+    """The kernel's module file and its text. A kernel compiled in a compile worker arrives with its
+    ``JITFunction.fn`` dropped (``prepare_for_pickle``); the autotuner's ``filename`` or a reload still
+    names it."""
     code = getattr(getattr(getattr(kernel_object, "fn", None), "fn", None), "__code__", None)
-    path = getattr(code, "co_filename", None)
+    path = getattr(code, "co_filename", None) or getattr(kernel_object, "filename", None)
+    if not path and callable(getattr(kernel_object, "_reload_kernel", None)):
+        try:  # Inductor's own way back to the function of a worker-compiled kernel
+            path = kernel_object._reload_kernel().fn.fn.__code__.co_filename
+        except Exception:
+            path = None
     if not path:
         return None, None
     try:

@@ -142,6 +142,34 @@ def _unsupported_kernel(converter: Any, lines: list[Any]) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def kernels_with_python_functions() -> Iterator[None]:
+    """For the block, FxConverter's kernel import gives kernels with their Python function.
+
+    Kernels compiled in Inductor's compile workers come back without it (``prepare_for_pickle`` drops
+    ``JITFunction.fn``), and the converter's ``wrap_triton`` reads it: without this, any compile after
+    the workers are up fails there. The function is reloaded the way Inductor itself does when it needs
+    it again (``_reload_kernel``)."""
+    converter_class = _converter_class()
+    original = getattr(converter_class, "_import_kernel", None)
+    if original is None:
+        yield
+        return
+
+    def import_kernel(self: Any, code: str, kernel_name: str) -> Any:
+        kernel = original(self, code, kernel_name)
+        jit = getattr(kernel, "fn", None)
+        if jit is not None and getattr(jit, "fn", True) is None and callable(getattr(kernel, "_reload_kernel", None)):
+            kernel.fn = kernel._reload_kernel().fn
+        return kernel
+
+    converter_class._import_kernel = import_kernel
+    try:
+        yield
+    finally:
+        converter_class._import_kernel = original
+
+
 def convert(wrapper: Any) -> dict[str, Any]:
     """Run Inductor's FxConverter on ``wrapper``'s planned lines.
 
@@ -164,7 +192,7 @@ def convert(wrapper: Any) -> dict[str, Any]:
         refusal = _unsupported_kernel(converter, lines)
         if refusal is not None:
             return {"status": "unsupported", "reason": refusal}
-        with _kernel_table_restored():
+        with _kernel_table_restored(), kernels_with_python_functions():
             gm = converter.generate()
             nodes = _describe(gm)
     except Exception as error:

@@ -189,7 +189,10 @@ def bench_compilation(c: Any) -> CompilationBench:
     kernels = [bench_kernel(k, g, profile) for g in c.graphs if g.kind != "backward" for k in g.kernels]
     compiled_ms = eager_ms = None
     if c.live and c.example_inputs is not None:
-        with torch.no_grad():
-            compiled_ms = cold_ms(lambda: c.run())
-            eager_ms = cold_ms(lambda: c.target(*c.example_inputs))
+        args, kwargs = c.example_inputs, c.call_kwargs or {}
+        grad_mode = c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
+        # the capture's grad mode: Dynamo guards on it, so another one would recompile (and time the compile)
+        with torch.set_grad_enabled(grad_mode):
+            compiled_ms = cold_ms(lambda: c.compiled(*args, **kwargs))
+            eager_ms = cold_ms(lambda: c.target(*args, **kwargs))
     return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)
