@@ -31,8 +31,22 @@ def _write_html(trace: Any, path: str | Path) -> Path:
     return Path(write_html(trace, path))
 
 
+def _traceset_widget(traceset: Any) -> Any:
+    from widgets import TraceSetWidget
+
+    return TraceSetWidget(traceset)
+
+
+def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
+    from widgets import write_traceset_html
+
+    return Path(write_traceset_html(traceset, path))
+
+
 views.register("widget", _widget)
 views.register("html", _write_html)
+views.register("traceset_widget", _traceset_widget)
+views.register("traceset_html", _write_traceset_html)
 
 
 def show(c: Compilation) -> Any:

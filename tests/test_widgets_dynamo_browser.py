@@ -57,6 +57,8 @@ def test_guards_grouped_by_kind_and_a_guard_shows_its_user_line(browser, tmp_pat
     click(page, f".ie-dyn-guard[data-guard-kind='{kind}'][data-index='{index}']")
     assert page.locator(".ie-dyn-guard.ie-selected").get_attribute("data-index") == str(index)
     assert page.locator(".ie-dyn-guard-code").inner_text() == guard["code"]
+    detail = page.locator(".ie-dyn-guard-detail").inner_text()
+    assert ("user code" in detail) == bool(guard.get("user_code")) and "null" not in detail.split("\n")
     side_line = page.locator(f".ie-side .ie-user-line[data-line='{line}']")
     assert side_line.get_attribute("data-file") == file
     assert "ie-lit" in side_line.get_attribute("class")

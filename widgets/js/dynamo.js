@@ -184,11 +184,12 @@ export class DynamoStage {
   _pickGuard(kind, g, i) {
     this.selectedGuard = [kind, i];
     this._restyleGuards();
-    clear(this.guardDetail).append(
+    // h() skips the null of an absent user code; the DOM's own append() would print "null"
+    clear(this.guardDetail).appendChild(h("div", null,
       h("div", { class: "ie-card-head" }, h("span", { class: "ie-badge" }, kind), h("strong", { class: "ie-mono" }, String(g.source ?? "global guard")), lineButton(g.user_line, this.ctx), g.compile_id ? h("span", { class: "ie-muted" }, `compile ${g.compile_id}`) : null),
       h("pre", { class: "ie-code ie-dyn-guard-code" }, String(g.code ?? "")),
       g.user_code ? h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "user code"), h("code", { class: "ie-v" }, String(g.user_code))) : null,
-    );
+    ));
     this.guardDetail.classList.remove("ie-muted");
     if (isLine(g.user_line)) this.ctx.select({ kind: "user_line", id: String(g.user_line[0]), line: Number(g.user_line[1]) });
   }
