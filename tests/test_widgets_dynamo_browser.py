@@ -63,6 +63,13 @@ def test_guards_grouped_by_kind_and_a_guard_shows_its_user_line(browser, tmp_pat
     assert side_line.get_attribute("data-file") == file
     assert "ie-lit" in side_line.get_attribute("class")
     assert side_line.locator(".ie-code-text").inner_text() == trace["sources"][file][str(line)]
+
+    # a guard Dynamo recorded no user code for shows just its code
+    kind, index = next((k, i) for k, group in guards.items() for i, g in enumerate(group) if not g.get("user_code"))
+    page.locator(f".ie-dyn-guard-group[data-guard-kind='{kind}'] > summary").click()
+    click(page, f".ie-dyn-guard[data-guard-kind='{kind}'][data-index='{index}']")
+    detail = page.locator(".ie-dyn-guard-detail").inner_text()
+    assert guards[kind][index]["code"] in detail and "user code" not in detail and "null" not in detail.split("\n")
     assert page.errors == []
 
 
