@@ -42,9 +42,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    """A saved trace or TraceSet (JSON), or a TORCH_TRACE directory or log (read as a TraceSet)."""
     import explorer
 
-    Console().print(explorer.load(args.trace))
+    path = Path(args.trace)
+    shown = explorer.load_trace(path) if path.is_dir() or path.suffix == ".log" else explorer.load(path)
+    Console().print(shown)
     return 0
 
 
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--save", metavar="PATH", help="also save the trace as JSON")
     demo.add_argument("--html", metavar="PATH", default="out/demo.html", help="write the explorer view as HTML")
     demo.set_defaults(run=_demo)
-    show = sub.add_parser("show", help="print a saved trace")
+    show = sub.add_parser("show", help="print a saved trace or TraceSet, or a TORCH_TRACE directory")
     show.add_argument("trace")
     show.set_defaults(run=_show)
     trace = sub.add_parser("trace", help="print a TORCH_TRACE directory (one log per rank): ranks, divergence, stages")
