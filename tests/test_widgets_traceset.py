@@ -59,3 +59,23 @@ def test_widget_shows_the_picked_compilation_only():
     with pytest.raises(KeyError, match="compiles: rank 0 0/0"):
         w.show_compile(0, "1/0")
     assert w.pick["rank"] == "1"
+
+
+def test_a_compilation_that_cannot_be_read_is_reported_and_the_view_kept(monkeypatch):
+    ts = explorer.load_trace(NCCL)
+    w = TraceSetWidget(ts)
+    shown = w.summary
+
+    def broken(rank_trace, compile_id):
+        raise ValueError("truncated payload")
+
+    monkeypatch.setattr(type(ts["1"]), "__getitem__", broken)  # every compile not yet built fails to build
+    w.pick = {"rank": "1", "compile_id": "0/1"}
+    assert w.status["state"] == "error" and "rank 1 compile 0/1" in w.status["message"] and "truncated payload" in w.status["message"]
+    assert w.summary == shown
+
+
+def test_traceset_to_html_writes_the_traceset_view(tmp_path):
+    path = explorer.load_trace(NCCL).to_html(tmp_path / "ranks.html")
+    text = path.read_text()
+    assert "data-inductor-traceset" in text and "2 ranks" in text

@@ -49,8 +49,16 @@ class TraceSetWidget(ExplorerWidget):
         key = self._set_parts.key(pick.get("rank"), pick.get("compile_id"))
         if key == self._shown:
             return
+        where = f"rank {pick.get('rank')} compile {pick.get('compile_id')}"
+        try:
+            trace = self._set_parts.trace_parts(key).trace
+        except Exception as error:  # a log that cannot be built: say so, keep the last good view
+            self.status = {"state": "error", "message": f"could not read {where}: {type(error).__name__}: {error}"}
+            return
         self._shown = key
-        self.show_payload(self._set_parts.trace_parts(key).trace)
+        with self.hold_trait_notifications():
+            self.show_payload(trace)
+            self.status = {}
 
     def show_compile(self, rank: Any, compile_id: str) -> None:
         """Show the compilation ``compile_id`` of ``rank`` (KeyError naming the compiles there are)."""
