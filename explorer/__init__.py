@@ -49,8 +49,11 @@ views.register("traceset_widget", _traceset_widget)
 views.register("traceset_html", _write_traceset_html)
 
 
-def show(c: Compilation) -> Any:
-    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression)."""
+def show(c: Compilation | TraceSet) -> Any:
+    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression); for a
+    TraceSet, the rank and compile pickers over the explorer view of one compilation."""
+    if isinstance(c, TraceSet):
+        return _traceset_widget(c)
     return _widget(c.trace_view())
 
 

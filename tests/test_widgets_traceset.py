@@ -48,7 +48,8 @@ def test_a_saved_traceset_gives_the_same_summary(tmp_path):
 
 def test_widget_shows_the_picked_compilation_only():
     ts = explorer.load_trace(NCCL)
-    w = TraceSetWidget(ts)
+    w = explorer.show(ts)
+    assert isinstance(w, TraceSetWidget)
     assert w.pick == {"rank": "0", "compile_id": ts["0"].compile_ids[0]}
     assert built(ts) == {("0", ts["0"].compile_ids[0])}
     revision = w.revision
