@@ -240,7 +240,11 @@ export class DynamoStage {
     this._restyleGuards();
   }
 
-  reveal() {}
+  /** Bring the first break or symbol of the selected user line into view (guards stay in their groups). */
+  reveal() {
+    const hit = this.lineItems.find(([, key]) => key === this.litLine);
+    if (hit) hit[0].scrollIntoView({ block: "nearest" });
+  }
 }
 
 /** The stage button's count: guards, and graph breaks when there are any (from the summary). */
