@@ -234,6 +234,33 @@ class TraceSet(_Rendered):
         path.write_text(json.dumps(self.to_json(), indent=1))
         return path
 
+    def to_html(self, path: str | Path) -> Path:
+        """One self-contained HTML file: rank picker, divergence, and the explorer view of each compilation."""
+        from . import views
+
+        write = views.renderer("traceset_html")
+        if write is None:
+            raise ImportError("the explorer view is not available: import explorer (and install "
+                              "inductor-explorer[widgets]) to write HTML")
+        return Path(write(self, path))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Notebooks show the TraceSet widget (rank picker over the explorer view) when it is
+        available, else the static HTML rendering of the summary."""
+        from . import views
+
+        widget = views.renderer("traceset_widget")
+        if widget is not None and any(len(r) for r in self.ranks.values()):
+            try:
+                bundle = widget(self)._repr_mimebundle_(include=include, exclude=exclude)
+            except Exception:
+                bundle = None
+            if bundle is not None:
+                data = bundle[0] if isinstance(bundle, tuple) else bundle
+                data.setdefault("text/plain", repr(self))
+                return bundle
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
     def __repr__(self) -> str:
         return (f"TraceSet({self.path}: {len(self.ranks)} ranks, "
                 f"{sum(len(r) for r in self.ranks.values())} compiles, {len(self.divergence)} divergences)")

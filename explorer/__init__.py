@@ -32,12 +32,29 @@ def _write_html(trace: Any, path: str | Path) -> Path:
     return Path(write_html(trace, path))
 
 
+def _traceset_widget(traceset: Any) -> Any:
+    from widgets import TraceSetWidget
+
+    return TraceSetWidget(traceset)
+
+
+def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
+    from widgets import write_traceset_html
+
+    return Path(write_traceset_html(traceset, path))
+
+
 views.register("widget", _widget)
 views.register("html", _write_html)
+views.register("traceset_widget", _traceset_widget)
+views.register("traceset_html", _write_traceset_html)
 
 
-def show(c: Compilation) -> Any:
-    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression)."""
+def show(c: Compilation | TraceSet) -> Any:
+    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression); for a
+    TraceSet, the rank and compile pickers over the explorer view of one compilation."""
+    if isinstance(c, TraceSet):
+        return _traceset_widget(c)
     return _widget(c.trace_view())
 
 

@@ -47,12 +47,16 @@ def _demo(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     """A saved trace: its summary, then per graph the kernels table (with time and error when the trace
     holds a profile / numerics report) and each autotuned kernel's choices; paged when longer than the
-    terminal."""
+    terminal. A saved TraceSet, or a TORCH_TRACE directory or log (read as a TraceSet), prints its ranks."""
     import explorer
     from compiler import render_tables, tables
 
     console = console or Console()
-    c = explorer.load(args.trace)
+    path = Path(args.trace)
+    c = explorer.load_trace(path) if path.is_dir() or path.suffix == ".log" else explorer.load(path)
+    if isinstance(c, explorer.TraceSet):
+        console.print(c)
+        return 0
     profile = c.profiles[-1] if c.profiles else None
     numerics = c.numerics[-1] if c.numerics else None
     parts: list = [c]
@@ -99,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--save", metavar="PATH", help="also save the trace as JSON")
     demo.add_argument("--html", metavar="PATH", default="out/demo.html", help="write the explorer view as HTML")
     demo.set_defaults(run=_demo)
-    show = sub.add_parser("show", help="print a saved trace")
+    show = sub.add_parser("show", help="print a saved trace or TraceSet, or a TORCH_TRACE directory")
     show.add_argument("trace")
     show.add_argument("--sort", choices=tables.KERNEL_SORTS, default="id",
                       help="order of the kernels table (time and error: largest first)")

@@ -128,6 +128,16 @@ def test_the_command_line_prints_ranks_divergence_and_stages(two_rank_trace, cap
     assert "recompiles (1)" in out and "cpp_fused_add_mul" in out
 
 
+def test_show_prints_a_torch_trace_directory_and_a_saved_traceset(tmp_path, capsys):
+    nccl = Path(__file__).parent / "fixtures" / "torch_trace_nccl"
+    assert cli(["show", str(nccl)]) == 0
+    out = capsys.readouterr().out
+    assert "2 ranks" in out and "ranks diverge (5)" in out
+    saved = explorer.load_trace(nccl).save(tmp_path / "ranks.json")
+    assert cli(["show", str(saved)]) == 0
+    assert "ranks diverge (5)" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------------------------ bad input
 
 

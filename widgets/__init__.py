@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 from .html import embed_json, render_html, write_html
 from .parts import TraceParts
 from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError
+from .traceset import TraceSetError, TraceSetParts
+from .traceset_html import render_traceset_html, write_traceset_html
 
 if TYPE_CHECKING:
+    from .traceset_widget import TraceSetWidget
     from .widget import ExplorerWidget
 
 __all__ = [
@@ -23,9 +26,14 @@ __all__ = [
     "STAGES",
     "TraceError",
     "TraceParts",
+    "TraceSetError",
+    "TraceSetParts",
+    "TraceSetWidget",
     "embed_json",
     "render_html",
+    "render_traceset_html",
     "write_html",
+    "write_traceset_html",
 ]
 
 
@@ -34,4 +42,8 @@ def __getattr__(name: str) -> Any:
         from .widget import ExplorerWidget
 
         return ExplorerWidget
+    if name == "TraceSetWidget":
+        from .traceset_widget import TraceSetWidget
+
+        return TraceSetWidget
     raise AttributeError(f"module 'widgets' has no attribute {name!r}")

@@ -45,8 +45,8 @@ def _inline_style(css: str) -> str:
     return css.replace("</style", "<\\/style")
 
 
-def compressed_parts(parts: TraceParts) -> dict[str, str]:
-    """Part key -> base64 of the gzip-compressed JSON of the part."""
+def compressed_parts(parts: Any) -> dict[str, str]:
+    """Part key -> base64 of the gzip-compressed JSON of the part (of a TraceParts or a TraceSetParts)."""
     return {key: base64.b64encode(gzip.compress(parts.encoded(key), compresslevel=6, mtime=0)).decode("ascii")
             for key in parts.keys()}
 
@@ -57,6 +57,12 @@ def render_html(payload: Any, title: str | None = None) -> str:
     summary = parts.summary()
     if title is None:
         title = f"{summary.get('meta', {}).get('function') or 'compilation'} · inductor-explorer"
+    return document(title, summary, compressed_parts(parts))
+
+
+def document(title: str, summary: Any, parts: dict[str, str], mount: str = "data-inductor-explorer") -> str:
+    """The page: the bundle, the summary and the compressed parts, and the element marked `mount`
+    (the bundle mounts a trace's view on data-inductor-explorer, a TraceSet's on data-inductor-traceset)."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -70,9 +76,9 @@ def render_html(payload: Any, title: str | None = None) -> str:
             "@media (prefers-color-scheme: dark){html,body{background:#0d1117}}</style>",
             "</head>",
             "<body>",
-            f'<div id="inductor-explorer" data-inductor-explorer="{_PAYLOAD_ID}" data-parts="{_PARTS_ID}"></div>',
+            f'<div id="inductor-explorer" {mount}="{_PAYLOAD_ID}" data-parts="{_PARTS_ID}"></div>',
             f'<script type="application/json" id="{_PAYLOAD_ID}">{embed_json(summary)}</script>',
-            f'<script type="application/json" id="{_PARTS_ID}">{embed_json(compressed_parts(parts))}</script>',
+            f'<script type="application/json" id="{_PARTS_ID}">{embed_json(parts)}</script>',
             f'<script type="module">{_inline_script(bundle_js())}</script>',
             "</body>",
             "</html>",

@@ -7,7 +7,7 @@ embeds them compressed and decodes them on demand: one path for both.
 
 Part keys (``g0`` is a graph id):
 
-- ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ...)
+- ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``...)
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
 - ``g0/fused``: ``{"fused", "not_fused"}``
@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping
 
+from .dynamo_digest import dynamo_digest
 from .payload import FX_NODE_KEYS, PG_NODE_KEYS, SCHEMA_NAME, SCHEMA_VERSION, as_trace
 
 HEADER_KEYS = ("schema", "version", "meta", "inputs", "outputs")
-GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "timings")
+GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "compile_id", "timings")
 STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
@@ -75,6 +76,8 @@ class TraceParts:
             head["parts"] = [k for k in graph if k not in _GRAPH_CONSUMED]
             graphs.append(head)
         out["graphs"] = graphs
+        if isinstance(self.trace.get("dynamo"), Mapping):
+            out["dynamo"] = dynamo_digest(self.trace["dynamo"])
         return out
 
     def top_keys(self) -> list[str]:

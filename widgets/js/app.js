@@ -14,6 +14,7 @@ import { GraphStage, LoopIrStage, FusedStage, KernelsStage, AutotuneStage } from
 import { renderLinks } from "./links.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
+import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
@@ -99,7 +100,7 @@ export class App {
     this.stage = STAGE_IDS.has(init.stage) ? init.stage : "fx";
     this.selection = init.selection && init.selection.kind ? init.selection : null;
     this.links = emptyLinks();
-    this.ctx = { select: (sel) => this.select(sel), go: (sel) => this.go(sel) };
+    this.ctx = { select: (sel) => this.select(sel), go: (sel) => this.go(sel), graph: (id) => this.setGraph(id) };
     this.root.append(this._summary(), this._toolbar());
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
@@ -185,7 +186,7 @@ export class App {
     this.picker = h(
       "select",
       { class: "ie-graph-picker", "aria-label": "graph" },
-      this.graphs.map((g, i) => h("option", { value: String(i) }, g.label)),
+      this.graphs.map((g, i) => graphOption(this.summary, g, i)),
     );
     this.picker.value = String(this.graphIdx);
     this.picker.addEventListener("change", () => this.setGraph(this.graphs[Number(this.picker.value)].id));
@@ -213,6 +214,7 @@ export class App {
         kernels: () => gd.part("kernels").then((p) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), this.ctx)),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
+        dynamo: () => ((this.summary.parts || []).includes("dynamo") ? this.store.get("dynamo") : Promise.resolve(null)).then((d) => new DynamoStage(d, this.ctx)),
         autotune: () => Promise.all([gd.part("autotune"), gd.part("kernels")]).then(([records, kernels]) => new AutotuneStage(records, new Set(kernels.map((k) => String(k.id))), this.ctx)),
       }[stage];
       this.views.set(key, make());
@@ -225,7 +227,7 @@ export class App {
     for (const [id, { btn, count }] of this.stageButtons) {
       btn.setAttribute("aria-selected", id === this.stage ? "true" : "false");
       btn.classList.toggle("ie-active", id === this.stage);
-      clear(count).appendChild(document.createTextNode(String(counts[id] ?? 0)));
+      clear(count).appendChild(document.createTextNode(id === "dynamo" ? dynamoCount(this.summary) : String(counts[id] ?? 0)));
     }
     const stage = this.stage;
     const graphIdx = this.graphIdx;
@@ -250,11 +252,13 @@ export class App {
     view.update(selection, this.links);
     if (reveal) view.reveal(selection, this.links);
     const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
+    const breaks = selection ? await breakLines(this.store, this.summary) : new Map();
     const kernelSources = new Map();
     await Promise.all([...this.links.kernelLines.keys()].map((kid) => gd.part(`kernel/${kid}`).then((p) => kernelSources.set(kid, p.source || ""), () => {})));
     if (gd !== this.gd || selection !== this.selection) return;
     renderLinks(this.side, {
       sources,
+      breaks,
       gi: index,
       kernelSources,
       sel: selection,

@@ -1,11 +1,13 @@
 // Entry point of the bundle. The same file is an anywidget module (default
 // export with render) and the script of the static HTML export, which marks
-// its mount point with data-inductor-explorer and carries the trace's summary and
-// compressed parts in <script type="application/json"> elements.
+// its mount point with data-inductor-explorer (a trace) or data-inductor-traceset
+// (a multi-rank TraceSet) and carries the summary and compressed parts in
+// <script type="application/json"> elements.
 
 import { App } from "./app.js";
 import { renderSessionBar } from "./sessionbar.js";
 import { Store, commParts, embeddedParts } from "./store.js";
+import { mountTraceSet, traceSetBar } from "./traceset.js";
 import "./style.css";
 
 export { Store };
@@ -33,7 +35,8 @@ function render({ model, el }) {
   const bar = document.createElement("div");
   bar.className = "ie-sessionbar";
   const view = document.createElement("div");
-  el.replaceChildren(bar, view);
+  const tsBar = traceSetBar(model); // a TraceSetWidget: ranks and compiles above the view
+  el.replaceChildren(...(tsBar ? [tsBar.root] : []), bar, view);
   const drawBar = () =>
     renderSessionBar(
       bar,
@@ -76,6 +79,7 @@ function render({ model, el }) {
   model.on("change:selection", onSelection);
   for (const t of BAR_TRAITS) model.on(`change:${t}`, drawBar);
   return () => {
+    if (tsBar) tsBar.dispose();
     for (const t of BAR_TRAITS) model.off(`change:${t}`, drawBar);
     if (fetchPart) fetchPart.close();
     model.off("change:revision", build);
@@ -96,6 +100,14 @@ function autoMount() {
     el.dataset.mounted = "1";
     const store = new Store(JSON.parse(summary.textContent), embeddedParts(JSON.parse(parts.textContent)));
     window.inductorExplorer = mount(el, store, { standalone: true });
+  }
+  for (const el of document.querySelectorAll("[data-inductor-traceset]")) {
+    if (el.dataset.mounted) continue;
+    const summary = document.getElementById(el.getAttribute("data-inductor-traceset"));
+    const parts = document.getElementById(el.getAttribute("data-parts"));
+    if (!summary || !parts) continue;
+    el.dataset.mounted = "1";
+    window.inductorTraceSet = mountTraceSet(el, JSON.parse(summary.textContent), embeddedParts(JSON.parse(parts.textContent)), { standalone: true });
   }
 }
 

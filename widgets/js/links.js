@@ -38,8 +38,11 @@ function chips(kind, ids, go) {
   return h("div", { class: "ie-chips" }, shown);
 }
 
-/** User source lines: every line the trace kept for each file involved, the linked ones lit. */
-function userSource(sources, links, select) {
+/**
+ * User source lines: every line the trace kept for each file involved, the linked ones lit.
+ * `breaks` (userLineKey -> reason) marks the lines where Dynamo broke the graph.
+ */
+function userSource(sources, links, select, breaks) {
   const files = new Map();
   for (const key of links.userLines) {
     const [file, line] = key.split("\u0000");
@@ -57,6 +60,8 @@ function userSource(sources, links, select) {
     for (const n of [...numbers].sort((a, b) => a - b)) {
       if (last !== null && n > last + 1) rows.push(h("div", { class: "ie-muted ie-gap" }, "  ⋯"));
       last = n;
+      const broke = breaks && breaks.get(userLineKey(file, n));
+      const text = known[String(n)];
       rows.push(
         h(
           "div",
@@ -64,10 +69,14 @@ function userSource(sources, links, select) {
             class: `ie-user-line ie-src-line${lines.has(n) ? " ie-lit" : ""}`,
             "data-file": file,
             "data-line": String(n),
+            "data-break": broke ? "true" : null,
             onclick: () => select({ kind: "user_line", id: file, line: n }),
           },
           h("span", { class: "ie-ln" }, String(n)),
-          h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines(known[String(n)] ?? "", "python")[0] || [])),
+          broke ? h("span", { class: "ie-badge ie-break-mark", title: `graph break: ${broke}` }, "graph break") : null,
+          text === undefined
+            ? h("span", { class: "ie-code-text ie-muted ie-no-text" }, "(the trace holds no text for this line)")
+            : h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines(text, "python")[0] || [])),
         ),
       );
     }
@@ -104,7 +113,7 @@ function kernelLines(gi, kernelSources, links, sel, select, go) {
   return out;
 }
 
-export function renderLinks(panel, { sources, gi, kernelSources, sel, links, select, go, clearSelection }) {
+export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, links, select, go, clearSelection }) {
   clear(panel);
   panel.appendChild(
     h(
@@ -120,7 +129,7 @@ export function renderLinks(panel, { sources, gi, kernelSources, sel, links, sel
     return;
   }
   const parts = [
-    ["source", "Your source", links.userLines.size ? userSource(sources, links, select) : null],
+    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, breaks) : null],
     ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
     ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
     ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
