@@ -12,6 +12,9 @@ import { h, clear } from "./dom.js";
 import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks } from "./model.js";
 import { GraphStage, LoopIrStage, FusedStage, KernelsStage, WrapperStage, AutotuneStage } from "./stages.js";
 import { renderLinks } from "./links.js";
+import { SearchBox } from "./search.js";
+import { bindViewKeys } from "./keys.js";
+import { watchWidth } from "./narrow.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
@@ -102,6 +105,8 @@ export class App {
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
     this.root.appendChild(h("div", { class: "ie-body" }, this.main, this.side));
+    bindViewKeys(this, { standalone: options.standalone });
+    this.unwatchWidth = watchWidth(this.root);
     this.ready = this._track(
       this._showStage().then(() => {
         this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
@@ -195,7 +200,8 @@ export class App {
       this.stageButtons.set(id, { btn, count });
       bar.appendChild(btn);
     }
-    return h("div", { class: "ie-toolbar" }, this.picker, bar);
+    this.search = new SearchBox(this);
+    return h("div", { class: "ie-toolbar" }, this.picker, bar, this.search.root);
   }
 
   /** The view of `stage` for the current graph, built once its parts arrived. */
@@ -319,6 +325,7 @@ export class App {
   }
 
   destroy() {
+    if (this.unwatchWidth) this.unwatchWidth();
     clear(this.el);
   }
 }
