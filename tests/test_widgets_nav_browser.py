@@ -137,6 +137,7 @@ def test_enter_and_click_jump_to_the_stage_and_select(browser, sample, tmp_path)
 
 def test_keyboard_slash_arrows_enter_escape(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
+    assert page.get_attribute(".ie-gsearch-input", "aria-keyshortcuts") == "/"
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.classList.contains('ie-gsearch-input')")
     page.keyboard.press("Escape")
@@ -168,6 +169,18 @@ def test_keyboard_slash_arrows_enter_escape(browser, sample, tmp_path):
     page.wait_for_selector(".ie-gsearch-pop:not([hidden]) .ie-gsearch-group")
     page.keyboard.press("Escape")
     assert page.locator(".ie-gsearch-pop").is_hidden()
+    # Fused groups and loop-IR nodes: the same list keys (End goes to the last row).
+    for stage, kind, rows in [("fused", "fused", "ie-fused"), ("loop_ir", "loop_ir", "ie-ir")]:
+        page.click(f'.ie-stage-btn[data-stage="{stage}"]')
+        settle(page)
+        names = [item["name"] for item in (sample["graphs"][0]["fused"] if kind == "fused" else sample["graphs"][0]["loop_ir"])]
+        page.focus(".ie-fused-list" if kind == "fused" else ".ie-irlist")
+        page.keyboard.press("End")
+        page.keyboard.press("Enter")
+        settle(page)
+        assert page.locator(f".{rows}.ie-selected").evaluate_all("els => els.map(e => e.dataset.name)") == [names[-1]], stage
+        page.keyboard.press("Escape")
+        settle(page)
     # Graph nodes in order: arrows select the next node of the graph.
     page.click('.ie-stage-btn[data-stage="fx"]')
     settle(page)

@@ -102,6 +102,7 @@ export class ListNav {
  */
 export function bindGraphKeys(target, names, selected, pick) {
   target.setAttribute("tabindex", "0");
+  target.setAttribute("aria-keyshortcuts", "ArrowDown ArrowUp ArrowRight ArrowLeft");
   target.addEventListener("keydown", (ev) => {
     if (ev.altKey || ev.ctrlKey || ev.metaKey || !names.length) return;
     const forward = ev.key === "ArrowDown" || ev.key === "ArrowRight";

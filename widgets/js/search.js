@@ -140,6 +140,7 @@ export class SearchBox {
       role: "combobox",
       "aria-label": "search nodes, kernels, buffers, source lines, configs",
       "aria-autocomplete": "list",
+      "aria-keyshortcuts": "/",
       "aria-expanded": "false",
       "aria-controls": `${id}-list`,
       autocomplete: "off",
