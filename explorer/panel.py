@@ -14,6 +14,7 @@ from .session import Session
 from .view import SessionView
 
 PANEL_LABEL = "inductor-explorer"
+PANEL_MIN_WIDTH_PX = 480
 _ACTIVATE_BY_ID = "tabsmenu:activate-by-id"  # JupyterLab's command; it activates side-bar widgets too
 
 
@@ -28,6 +29,10 @@ class SidePanel:
         self.panel.title.label = PANEL_LABEL
         self.panel.title.caption = "torch.compile stages of this notebook's %%compile cells"
         self.panel.add_class("ie-side-panel")
+        # JupyterLab opens a side panel at about 220 px and has no API to set its width; its layout
+        # (Lumino) does honour a widget's CSS min-width, so the panel opens at least this wide and
+        # can still be dragged wider. The view lays itself out for narrow widths (stacked panes).
+        self.panel.layout.min_width = f"{PANEL_MIN_WIDTH_PX}px"
         self.area = area
         self.app = _frontend(JupyterFrontEnd)
         self.app.on_ready(self._add)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from explorer.panel import PANEL_MIN_WIDTH_PX
 from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -22,6 +23,15 @@ CELLS = [
     "from explorer import Session\nprint('ENTRIES', [(e.origin, e.label) for e in Session.default()])",
 ]
 TOGGLE = 'input[data-toggle="emulate_precision_casts"]'
+
+
+def show_toggles(cell) -> None:
+    """Open the toggles' disclosure where the view is narrow enough to fold it (the side panel takes
+    room from the notebook once it is open)."""
+    box = cell.locator(".ie-toggles-box")
+    if box.get_attribute("open") is None:
+        box.locator("summary").click()
+    cell.locator(TOGGLE).wait_for(state="visible")
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +82,33 @@ def test_side_panel_opens_and_follows_new_cells(page, tmp_path):
     assert page.outside_requests == []
 
 
+def test_side_panel_is_wide_enough_and_stacks_its_panes(page, tmp_path):
+    """The panel opens at least PANEL_MIN_WIDTH_PX wide (JupyterLab's default is ~220 px), the view in
+    it takes the narrow layout (graph above the linked pane) and nothing overflows sideways."""
+    panel = page.locator("#jp-right-stack .ie-root")
+    panel.locator("g.ie-node").first.wait_for(timeout=60_000)
+    geometry = page.evaluate(
+        """() => { const q = (s) => document.querySelector(s); const box = (e) => e.getBoundingClientRect();
+                   const root = q('#jp-right-stack .ie-root');
+                   return {stack: box(q('#jp-right-stack')).width, root: [root.scrollWidth, root.clientWidth],
+                           narrow: root.classList.contains('ie-narrow'),
+                           main: box(root.querySelector('.ie-main')), side: box(root.querySelector('.ie-side'))}; }"""
+    )
+    page.screenshot(path=str(tmp_path / "side-panel-width.png"))
+    assert geometry["stack"] >= PANEL_MIN_WIDTH_PX, geometry
+    assert geometry["narrow"], geometry
+    assert geometry["side"]["top"] >= geometry["main"]["bottom"] - 1, geometry
+    assert geometry["root"][0] <= geometry["root"][1], geometry
+    # The session bar's toggles fold into a disclosure in the narrow view.
+    toggles = page.locator("#jp-right-stack .ie-toggles-box")
+    assert toggles.locator("summary").is_visible()
+    assert toggles.get_attribute("open") is None
+
+
 def test_toggle_round_trip_in_the_browser(page, tmp_path):
     cell = page.locator(".jp-Cell").nth(1)
     status = cell.locator(".ie-status")
+    show_toggles(cell)
     cell.locator(TOGGLE).check()
     page.wait_for_function(
         "() => { const s = document.querySelectorAll('.jp-Cell')[1].querySelector('.ie-status');"
@@ -90,6 +124,7 @@ def test_toggle_round_trip_in_the_browser(page, tmp_path):
     assert "convert<" in cell.locator(".ie-diff-src").first.inner_text()
     page.screenshot(path=str(tmp_path / "toggle-on.png"))
 
+    show_toggles(cell)  # a redraw keeps the disclosure as it was
     cell.locator(TOGGLE).uncheck()
     page.wait_for_function(
         "() => document.querySelectorAll('.jp-Cell')[1].querySelector('.ie-status').textContent.includes('from the session cache')",

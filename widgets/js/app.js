@@ -15,6 +15,9 @@ import { renderLinks } from "./links.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
 import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
+import { SearchBox } from "./search.js";
+import { bindViewKeys } from "./keys.js";
+import { watchWidth } from "./narrow.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
@@ -105,6 +108,8 @@ export class App {
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
     this.root.appendChild(h("div", { class: "ie-body" }, this.main, this.side));
+    bindViewKeys(this, { standalone: options.standalone });
+    this.unwatchWidth = watchWidth(this.root);
     this.ready = this._track(
       this._showStage().then(() => {
         this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
@@ -198,7 +203,8 @@ export class App {
       this.stageButtons.set(id, { btn, count });
       bar.appendChild(btn);
     }
-    return h("div", { class: "ie-toolbar" }, this.picker, bar);
+    this.search = new SearchBox(this);
+    return h("div", { class: "ie-toolbar" }, this.picker, bar, this.search.root);
   }
 
   /** The view of `stage` for the current graph, built once its parts arrived. */
@@ -326,6 +332,7 @@ export class App {
   }
 
   destroy() {
+    if (this.unwatchWidth) this.unwatchWidth();
     clear(this.el);
   }
 }

@@ -8,6 +8,7 @@ import { App } from "./app.js";
 import { renderSessionBar } from "./sessionbar.js";
 import { Store, commParts, embeddedParts } from "./store.js";
 import { mountTraceSet, traceSetBar } from "./traceset.js";
+import { watchWidth } from "./narrow.js";
 import "./style.css";
 
 export { Store };
@@ -46,10 +47,12 @@ function render({ model, el }) {
         current: model.get("current"),
         status: model.get("status") || {},
         diff: model.get("diff") || {},
+        narrow: el.classList.contains("ie-narrow"),
       },
       (msg) => model.send(msg),
     );
   drawBar();
+  const unwatchWidth = watchWidth(el, drawBar);
   const state = () => ({ graph: model.get("graph"), stage: model.get("stage"), selection: model.get("selection") });
   const build = () => {
     if (fetchPart) fetchPart.close();
@@ -80,6 +83,7 @@ function render({ model, el }) {
   for (const t of BAR_TRAITS) model.on(`change:${t}`, drawBar);
   return () => {
     if (tsBar) tsBar.dispose();
+    unwatchWidth();
     for (const t of BAR_TRAITS) model.off(`change:${t}`, drawBar);
     if (fetchPart) fetchPart.close();
     model.off("change:revision", build);

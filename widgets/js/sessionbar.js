@@ -46,7 +46,16 @@ function togglePanel(state, send) {
       t.name,
     );
   });
-  return h("fieldset", { class: "ie-toggles", "aria-label": "toggles" }, h("legend", { class: "ie-muted" }, "toggles"), items);
+  const fieldset = h("fieldset", { class: "ie-toggles", "aria-label": "toggles" }, h("legend", { class: "ie-muted" }, "toggles"), items);
+  // Narrow (a side panel): the toggles fold into a disclosure that says how many differ from the
+  // defaults. Wide: always open, the summary hidden (style.css).
+  const changed = state.toggles.filter((t) => t.value !== t.default).length;
+  return h(
+    "details",
+    { class: "ie-toggles-box", open: state.togglesOpen ?? !state.narrow },
+    h("summary", null, `toggles${changed ? ` (${changed} changed)` : ""}`),
+    fieldset,
+  );
 }
 
 function statusLine(state) {
@@ -93,6 +102,11 @@ function diffBlock(state) {
 
 /** Render the bar into `el` from the current `state`; `send(msg)` reaches Python. */
 export function renderSessionBar(el, state, send) {
+  // A redraw in the same layout keeps the toggles' disclosure as the user left it.
+  const box = el.querySelector(".ie-toggles-box");
+  const sameLayout = el.classList.contains("ie-bar-narrow") === Boolean(state.narrow);
+  if (box && sameLayout && state.narrow) state = { ...state, togglesOpen: box.open };
+  el.classList.toggle("ie-bar-narrow", Boolean(state.narrow));
   clear(el);
   const parts = [historyPicker(state, send), togglePanel(state, send), statusLine(state), diffBlock(state)].filter(Boolean);
   el.hidden = !(state.history.length || state.toggles.length || (state.diff && state.diff.summary) || (state.status && state.status.message));

@@ -8,6 +8,7 @@ import { GraphView } from "./graphview.js";
 import { SourceView } from "./sourceview.js";
 import { VirtualList } from "./virtual.js";
 import { attachIr } from "./irview.js";
+import { ListNav, bindGraphKeys } from "./keys.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -59,6 +60,8 @@ export class GraphStage {
       onSelect: (name) => this.ctx.select({ kind: this.kind, id: name }),
     });
     this.graph.initialView();
+    const names = list(this.part.nodes).map((n) => String(n.name));
+    bindGraphKeys(this.graph.svg, names, () => this.selected, (name) => this.ctx.select({ kind: this.kind, id: name }));
   }
 
   showCode(on) {
@@ -73,6 +76,7 @@ export class GraphStage {
   }
 
   update(sel, links) {
+    this.selected = sel && sel.kind === this.kind ? String(sel.id) : null;
     if (!this.graph) return;
     this.graph.highlight(sel && sel.kind === this.kind ? String(sel.id) : null, links[this.kind]);
   }
@@ -103,6 +107,7 @@ export class LoopIrStage {
     this.root = h("div", { class: "ie-stage ie-split", "data-stage": "loop_ir" });
     this.list = new VirtualList(this.ops.length, (i) => this._row(this.ops[i]), { rowHeight: ROW_H, className: "ie-irlist", label: "loop-IR nodes" });
     styleRows(this.list, this.ids, this.state);
+    this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "loop_ir", id }), () => this.ids.indexOf(this.state.selected ?? this.current));
     this.detail = h("div", { class: "ie-irdetail ie-scroll" });
     this.root.append(this.list.root, this.detail);
     if (!this.ops.length) this.detail.appendChild(h("p", { class: "ie-muted" }, "No loop-IR nodes in this graph."));
@@ -185,6 +190,7 @@ export class FusedStage {
     const head = h("div", { class: "ie-row ie-row-head" }, ["group", "kind", "loop-IR nodes", "kernels", "origins"].map((c) => h("span", null, c)));
     this.list = new VirtualList(this.groups.length, (i) => this._row(this.groups[i], ctx), { rowHeight: ROW_H, className: "ie-fused-list", label: "fused groups" });
     styleRows(this.list, this.ids, this.state);
+    this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "fused", id }), () => this.ids.indexOf(this.state.selected));
     this.root.append(head, this.list.root);
     const notFused = list(part && part.not_fused);
     if (notFused.length) {
@@ -247,6 +253,7 @@ export class KernelsStage {
     this.root = h("div", { class: "ie-stage ie-split", "data-stage": "kernels" });
     this.list = new VirtualList(this.kernels.length, (i) => this._item(this.kernels[i]), { rowHeight: ROW_H, className: "ie-klist", label: "kernels" });
     this.list.onRow = (i, el) => this._style(i, el);
+    this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "kernel", id }), () => this.ids.indexOf(this.state.selected ?? this.current));
     this.detail = h("div", { class: "ie-kdetail ie-scroll" });
     this.root.append(this.list.root, this.detail);
     if (!this.kernels.length) this.detail.appendChild(h("p", { class: "ie-muted" }, "No kernels in this graph."));

@@ -19,6 +19,7 @@ export class VirtualList {
     this.rowHeight = options.rowHeight;
     this.rows = new Map(); // index -> element
     this.onRow = null; // (index, element) -> void, to restyle rows as they are built
+    this.decorators = []; // more (index, element) hooks that views do not replace (keyboard cursor)
     this.body = h("div", { class: "ie-vlist-body", style: `height:${count * this.rowHeight}px` });
     this.root = h("div", { class: `ie-vlist ie-scroll ${options.className || ""}`, role: "list", "aria-label": options.label || null }, this.body);
     this.all = count <= (options.minRows ?? 400);
@@ -48,12 +49,23 @@ export class VirtualList {
       this.rows.set(i, el);
       this.body.appendChild(el);
       if (this.onRow) this.onRow(i, el);
+      for (const decorate of this.decorators) decorate(i, el);
     }
   }
 
   /** The built element of row `index`, if it is built. */
   row(index) {
     return this.rows.get(index) || null;
+  }
+
+  /** Scroll as little as needed to show row `index` whole, and build it. */
+  scrollIntoView(index) {
+    const pane = this.root;
+    const top = index * this.rowHeight;
+    const height = pane.clientHeight || 600;
+    if (top < pane.scrollTop) pane.scrollTop = top;
+    else if (top + this.rowHeight > pane.scrollTop + height) pane.scrollTop = top + this.rowHeight - height;
+    this.render();
   }
 
   /** Scroll so row `index` is in the middle, and build it. */
