@@ -223,15 +223,10 @@ class Compilation(_Rendered):
         from . import views
         from .render import html_of, html_summary
 
-        widget = views.renderer("widget")
-        if widget is not None:
-            try:
-                bundle = widget(self.trace_view())._repr_mimebundle_(include=include, exclude=exclude)
-            except Exception:
-                bundle = None
+        if views.renderer("widget") is not None:
+            bundle = views.widget_bundle("widget", self.trace_view(), include, exclude, "text/html",
+                                         lambda: html_summary(self))
             if bundle is not None:
-                data = bundle[0] if isinstance(bundle, tuple) else bundle
-                data.setdefault("text/html", html_summary(self))
                 return bundle
         return {"text/plain": repr(self), "text/html": html_of(self)}
 

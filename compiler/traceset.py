@@ -249,15 +249,9 @@ class TraceSet(_Rendered):
         available, else the static HTML rendering of the summary."""
         from . import views
 
-        widget = views.renderer("traceset_widget")
-        if widget is not None and any(len(r) for r in self.ranks.values()):
-            try:
-                bundle = widget(self)._repr_mimebundle_(include=include, exclude=exclude)
-            except Exception:
-                bundle = None
+        if any(len(r) for r in self.ranks.values()):
+            bundle = views.widget_bundle("traceset_widget", self, include, exclude, "text/plain", lambda: repr(self))
             if bundle is not None:
-                data = bundle[0] if isinstance(bundle, tuple) else bundle
-                data.setdefault("text/plain", repr(self))
                 return bundle
         return {"text/plain": repr(self), "text/html": self._repr_html_()}
 

@@ -1,6 +1,6 @@
 """A real JupyterLab 4 on loopback and a headless Chromium page on it, for the browser tests.
 
-`lab_server(notebooks, tmp)` starts `jupyter lab` (free port, no token, every Jupyter directory under
+`write_notebook(path, cells)` writes one; `lab_server(notebooks, tmp)` starts `jupyter lab` (free port, no token, every Jupyter directory under
 tmp) serving `notebooks`; `notebook_page(url, name)` opens a notebook in Chromium and waits for its
 kernel; `run_cell` / `cell_output` drive it. The page records every request that left loopback in
 `page.outside_requests`: the views must work offline.
@@ -20,6 +20,16 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of code cells on the plain python3 kernel (the server's own interpreter)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(cell) for cell in cells]
+    nbformat.write(nb, path)
 
 
 def _free_port() -> int:

@@ -7,11 +7,10 @@ C++ kernel; off again: served from the session cache), and a second cell the pan
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from explorer.panel import PANEL_MIN_WIDTH_PX
-from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell, wait_idle
+from tests.jupyterlab import cell_output, lab_server, notebook_page, run_cell, wait_idle, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -39,10 +38,7 @@ def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("panel-lab")
     notebooks = tmp / "notebooks"
     notebooks.mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nbformat.write(nb, notebooks / "session.ipynb")
+    write_notebook(notebooks / "session.ipynb", CELLS)
     with lab_server(notebooks, tmp) as url, notebook_page(url, "session.ipynb") as page:
         run_cell(page, 0)
         wait_idle(page)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import explorer
-from tests.jupyterlab import lab_server, notebook_page, run_cell, settle
+from tests.jupyterlab import lab_server, notebook_page, run_cell, settle, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -21,10 +20,7 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lab")
     notebooks = tmp / "notebooks"
     notebooks.mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(f"import explorer\nts = explorer.load_trace({str(NCCL)!r})\nts")]
-    nbformat.write(nb, notebooks / "ranks.ipynb")
+    write_notebook(notebooks / "ranks.ipynb", [f"import explorer\nts = explorer.load_trace({str(NCCL)!r})\nts"])
     with lab_server(notebooks, tmp) as url:
         yield url
 

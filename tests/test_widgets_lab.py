@@ -13,10 +13,9 @@ import json
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell, settle
+from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell, settle, write_notebook
 from tests.test_widgets_static_browser import expected_kernel_lines
 
 pytestmark = pytest.mark.browser
@@ -25,15 +24,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 FUSED = "cpp_fused__softmax_add_relu_sum_0"
 
 
-def _write_notebook(path: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell("import json\nfrom widgets import ExplorerWidget\nw = ExplorerWidget(json.load(open('trace.json')))\nw"),
-        nbformat.v4.new_code_cell("print('SELECTION', json.dumps(w.selection, sort_keys=True))"),
-        nbformat.v4.new_code_cell(f"w.stage = 'kernels'\nw.select('kernel_line', {FUSED!r}, line=44)"),
-    ]
-    nbformat.write(nb, path)
+EXPLORE_CELLS = [
+    "import json\nfrom widgets import ExplorerWidget\nw = ExplorerWidget(json.load(open('trace.json')))\nw",
+    "print('SELECTION', json.dumps(w.selection, sort_keys=True))",
+    f"w.stage = 'kernels'\nw.select('kernel_line', {FUSED!r}, line=44)",
+]
 
 
 LIVE_CELL = """\
@@ -46,13 +41,6 @@ c.save('live.json')
 explorer.show(c)"""
 
 
-def _write_live_notebook(path: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(LIVE_CELL)]
-    nbformat.write(nb, path)
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server on loopback; yields its base URL."""
@@ -60,8 +48,8 @@ def lab(tmp_path_factory):
     notebooks = tmp / "notebooks"
     notebooks.mkdir()
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
-    _write_notebook(notebooks / "explore.ipynb")
-    _write_live_notebook(notebooks / "live.ipynb")
+    write_notebook(notebooks / "explore.ipynb", EXPLORE_CELLS)
+    write_notebook(notebooks / "live.ipynb", [LIVE_CELL])
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
