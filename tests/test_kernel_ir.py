@@ -199,6 +199,19 @@ def test_stages_are_read_from_the_fresh_cache_the_kernel_was_compiled_in(tmp_pat
     namespace["k"].__code__ = namespace["k"].__code__.replace(co_filename=str(fresh / "ab" / "k.py"))
     raw = triton_ir.capture(kernel_object, "k")
     assert raw["texts"]["ptx"] == "ptx text" and not raw["notes"]
+    # a kernel compiled in a compile worker comes back without its Python function, with its filename
+    worker_compiled = types.SimpleNamespace(launchers=[launcher], compile_results=[], triton_meta={"device": 0},
+                                            fn=types.SimpleNamespace(fn=None), filename=str(fresh / "ab" / "k.py"))
+    raw = triton_ir.capture(worker_compiled, "k")
+    assert raw["texts"]["ptx"] == "ptx text" and raw["source_file"] == str(fresh / "ab" / "k.py")
+    # a max-autotune template: module in the cache root, binary in the autotuning compile's fresh directory
+    template = tmp_path / "cd" / "t.py"
+    template.parent.mkdir()
+    template.write_text("def k(x):\n    pass\n")
+    chosen = types.SimpleNamespace(launchers=[launcher], compile_results=[], triton_meta={"device": 0},
+                                   fn=types.SimpleNamespace(fn=None), filename=str(template))
+    raw = triton_ir.capture(chosen, "k")
+    assert raw["texts"]["ttgir"] == "ttgir text" and not raw["notes"]
 
 
 def test_a_kernel_that_never_ran_has_no_ir_and_says_why():

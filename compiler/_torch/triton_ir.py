@@ -64,15 +64,18 @@ def _cache_files(kernel_object: Any, launcher: Any, name: str) -> tuple[dict[str
 
 
 def _fresh_cache_entry(module: Path, cache_hash: str) -> Path | None:
-    """The Triton cache entry of a kernel compiled with caches off: in the Triton cache of the fresh
-    Inductor cache directory its module was written to (``<dir>/<two letters>/<module>.py``), or of
-    another fresh directory beside it (compile workers keep the directory of the compile that started
-    them). The hash names one compiled binary, so any directory holding it is the right one."""
-    fresh = module.parent.parent
-    for directory in [fresh / "triton" / cache_hash, *fresh.parent.glob(f"*/triton/{cache_hash}"),
-                      *fresh.parent.glob(f"*/triton/*/{cache_hash}")]:
-        if directory.is_dir():
-            return directory
+    """The Triton cache entry of a kernel compiled with caches off. Captures compile into fresh Inductor
+    cache directories (``<root>/tmpXXXX``) whose Triton cache is ``<dir>/triton[/<device>]``; the entry can
+    lie in the fresh directory the kernel's module was written to, in another one beside it (compile
+    workers keep the directory of the compile that started them), or, for a template kernel chosen by
+    max-autotune, whose module sits in the root, in the fresh directory of the autotuning compile. The
+    hash names one compiled binary, so any directory holding it is the right one."""
+    roots = {module.parent.parent, module.parent.parent.parent}
+    for root in roots:
+        for pattern in ("triton", "triton/*", "*/triton", "*/triton/*"):
+            for directory in root.glob(f"{pattern}/{cache_hash}"):
+                if directory.is_dir():
+                    return directory
     return None
 
 
