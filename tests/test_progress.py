@@ -163,11 +163,12 @@ LONG_COMPILE_OPS = ("cos", "sin", "tanh", "exp", "sigmoid", "erf", "log1p", "ata
 
 
 def _run_cell(km, kc, code: str, interrupt_on_bar: bool = False, timeout_s: float = 300) -> list[dict]:
-    """Execute ``code`` in the kernel and return its iopub messages; with ``interrupt_on_bar``, send the
-    kernel an interrupt (as the notebook's stop button does) once the progress bar appears."""
+    """Execute ``code`` in the kernel and return its iopub messages; with ``interrupt_on_bar``, press the
+    notebook's stop button (an interrupt) once the progress bar appears, and again each second while the
+    bar still moves, as a user would when a SIGINT lands where Python cannot act on it."""
     msg_id = kc.execute(code)
     messages: list[dict] = []
-    interrupted = False
+    last_interrupt = None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -177,9 +178,10 @@ def _run_cell(km, kc, code: str, interrupt_on_bar: bool = False, timeout_s: floa
         if message["parent_header"].get("msg_id") != msg_id:
             continue
         messages.append(message)
-        if interrupt_on_bar and not interrupted and message["msg_type"] == "display_data":
+        bar = message["msg_type"] in ("display_data", "update_display_data")
+        if interrupt_on_bar and bar and (last_interrupt is None or time.monotonic() - last_interrupt > 1.0):
             km.interrupt_kernel()
-            interrupted = True
+            last_interrupt = time.monotonic()
         if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
             return messages
     raise TimeoutError(f"the cell did not finish in {timeout_s} s: {code!r}")
