@@ -160,14 +160,17 @@ def test_stages_graph_picker_and_sorted_autotune(browser, sample, tmp_path):
     rows = page.locator(".ie-autotune tbody tr")
     assert rows.count() == 6
     assert page.locator(".ie-autotune tr.ie-chosen").count() == 2
-    click(page, ".ie-autotune th.ie-sortable")
-    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
-    assert times == sorted(times)
-    click(page, ".ie-autotune th.ie-sortable")
-    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
-    assert times == sorted(times, reverse=True)
-    assert page.get_attribute(".ie-autotune th.ie-sortable", "aria-sort") == "descending"
-    click(page, f'.ie-autotune tr[data-kernel="{TRITON}"] .ie-chip >> nth=0')
+    def group_times():
+        return [[float(t) for t in table.locator("td.ie-at-time").all_inner_texts()]
+                for table in page.locator("table.ie-autotune").all()]
+
+    time_head = '.ie-at-group >> nth=0 >> th[data-sort="time"]'
+    click(page, time_head)
+    assert all(ts == sorted(ts) for ts in group_times())
+    click(page, time_head)
+    assert all(ts == sorted(ts, reverse=True) for ts in group_times())
+    assert page.get_attribute(time_head, "aria-sort") == "descending"
+    click(page, f'.ie-at-group[data-kernel="{TRITON}"] .ie-chip >> nth=0')
     assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
     assert page.locator(".ie-kdetail .ie-src-line.ie-lit").count() == len(sample["graphs"][1]["kernels"][0]["line_nodes"])
     page.screenshot(path=str(tmp_path / "autotune-to-triton.png"))

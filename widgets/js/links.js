@@ -7,6 +7,7 @@ import { tokenizeLines } from "./highlight.js";
 import { renderTokens } from "./sourceview.js";
 import { userLineKey } from "./model.js";
 import { chip } from "./stages.js";
+import { lineHeatGutter, measureRows } from "./measures.js";
 
 const MAX_CHIPS = 60;
 const MAX_KERNEL_LINES = 40;
@@ -39,7 +40,7 @@ function chips(kind, ids, go) {
 }
 
 /** User source lines: every line the trace kept for each file involved, the linked ones lit. */
-function userSource(sources, links, select) {
+function userSource(sources, links, select, reports) {
   const files = new Map();
   for (const key of links.userLines) {
     const [file, line] = key.split("\u0000");
@@ -66,6 +67,7 @@ function userSource(sources, links, select) {
             "data-line": String(n),
             onclick: () => select({ kind: "user_line", id: file, line: n }),
           },
+          lineHeatGutter(reports, file, n),
           h("span", { class: "ie-ln" }, String(n)),
           h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines(known[String(n)] ?? "", "python")[0] || [])),
         ),
@@ -104,7 +106,7 @@ function kernelLines(gi, kernelSources, links, sel, select, go) {
   return out;
 }
 
-export function renderLinks(panel, { sources, gi, kernelSources, sel, links, select, go, clearSelection }) {
+export function renderLinks(panel, { sources, gi, kernelSources, sel, links, reports, graph, select, go, clearSelection }) {
   clear(panel);
   panel.appendChild(
     h(
@@ -120,7 +122,8 @@ export function renderLinks(panel, { sources, gi, kernelSources, sel, links, sel
     return;
   }
   const parts = [
-    ["source", "Your source", links.userLines.size ? userSource(sources, links, select) : null],
+    ["measured", "Measured", measureRows(reports, graph, sel)],
+    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, reports) : null],
     ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
     ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
     ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],
