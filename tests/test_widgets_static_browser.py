@@ -286,3 +286,20 @@ def test_large_graph_draws_only_what_is_in_view(browser, tmp_path):
     assert page.locator('g.ie-node.ie-match[data-name="l45_fc2"]').count() == 1
     click(page, 'g.ie-node[data-name="l45_fc2"]')
     assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == ["extern_kernels.mm:727"]
+
+
+def test_kernels_table_sorts_by_profiled_time_and_filters(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "profile.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    time_head = '.ie-khead[data-col="time"]'
+    click(page, time_head)  # a time column sorts slowest first
+    assert page.get_attribute(time_head, "aria-sort") == "descending"
+    ms = [float(m) for m in page.locator(".ie-kitem .ie-kcol-time[data-ms]").evaluate_all("els => els.map(e => e.dataset.ms)")]
+    assert len(ms) > 1 and ms == sorted(ms, reverse=True)
+    first = page.locator(".ie-kitem >> nth=0").get_attribute("data-id")
+    page.fill(".ie-kfilter", first)
+    settle(page)
+    ids = page.locator(".ie-kitem").evaluate_all("els => els.map(e => e.dataset.id)")
+    assert ids and all(first in i for i in ids)
+    assert page.errors == []
