@@ -303,3 +303,19 @@ def test_kernels_table_sorts_by_profiled_time_and_filters(browser, tmp_path):
     ids = page.locator(".ie-kitem").evaluate_all("els => els.map(e => e.dataset.id)")
     assert ids and all(first in i for i in ids)
     assert page.errors == []
+
+
+def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "heat.html")
+    click(page, '.ie-stage-btn[data-stage="post_grad"]')
+    control = '.ie-main [data-stage="post_grad"] .ie-colour-by'
+    page.select_option(control, "time")
+    settle(page)
+    heated = page.locator('.ie-main [data-stage="post_grad"] .ie-heat[data-heat]')
+    assert heated.count() > 0
+    assert page.locator('.ie-main [data-stage="post_grad"] .ie-legend[data-heat-kind="time"]').count() == 1
+    page.select_option(control, "none")
+    settle(page)
+    assert heated.count() == 0
+    assert page.errors == []
