@@ -319,3 +319,17 @@ def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
     settle(page)
     assert heated.count() == 0
     assert page.errors == []
+
+
+def test_side_panel_shows_time_of_selected_kernel(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "measure.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, '.ie-khead[data-col="time"]')
+    row = page.locator(".ie-kitem >> nth=0")
+    ms = float(row.locator(".ie-kcol-time").get_attribute("data-ms"))
+    row.click()
+    settle(page)
+    text = page.locator(".ie-measure-time").first.inner_text()
+    assert "ms per run" in text and f"{ms:.3g}"[:3] in text
+    assert page.errors == []
