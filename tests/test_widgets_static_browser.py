@@ -333,3 +333,17 @@ def test_side_panel_shows_time_of_selected_kernel(browser, tmp_path):
     text = page.locator(".ie-measure-time").first.inner_text()
     assert "ms per run" in text and f"{ms:.3g}"[:3] in text
     assert page.errors == []
+
+
+def test_autotune_groups_by_kernel_with_ratio_to_best(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_max_autotune.json").read_text())
+    page = open_export(browser, trace, tmp_path, "autotune.html")
+    click(page, '.ie-stage-btn[data-stage="autotune"]')
+    groups = page.locator(".ie-at-group").all()
+    assert groups
+    for group in groups:
+        assert group.locator("tr.ie-chosen").count() == 1
+        ratios = [float(t.rstrip("×")) for t in group.locator("td.ie-at-ratio").all_inner_texts() if t != "–"]
+        assert ratios and min(ratios) == 1.0
+        assert group.locator("th[data-sort^='param:']").count() > 0
+    assert page.errors == []
