@@ -347,3 +347,24 @@ def test_autotune_groups_by_kernel_with_ratio_to_best(browser, tmp_path):
         assert ratios and min(ratios) == 1.0
         assert group.locator("th[data-sort^='param:']").count() > 0
     assert page.errors == []
+
+
+def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
+    import torch
+
+    import explorer
+    from tests import workloads
+
+    torch.manual_seed(0)
+    c = explorer.compile(workloads.bf16_cancellation, torch.randn(32, 16), torch.randn(16, 64))
+    report = c.check_numerics()
+    graph, kernel = report.first_divergent.split("/", 1) if "/" in report.first_divergent else (None, report.first_divergent)
+    page = open_export(browser, c, tmp_path, "numerics.html")
+    badge = page.locator(".ie-first-divergent-btn")
+    assert badge.get_attribute("data-kernel") == kernel
+    badge.click()
+    settle(page)
+    assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
+    assert kernel in page.locator(".ie-links-head").first.inner_text()
+    assert page.locator(f'.ie-kitem[data-id="{kernel}"] .ie-first-divergent').count() == 1
+    assert page.errors == []
