@@ -62,6 +62,11 @@ def lab(tmp_path_factory):
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
     _write_notebook(notebooks / "explore.ipynb")
     _write_live_notebook(notebooks / "live.ipynb")
+    shutil.copy(FIXTURES / "gpu_profile.json", notebooks / "profile.json")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))")]
+    nbformat.write(nb, notebooks / "profile.ipynb")
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
@@ -165,3 +170,14 @@ def test_widget_is_readable_in_the_dark_theme(page, tmp_path):
 def lum_is_dark(css_color: str) -> bool:
     r, g, b = (float(x) for x in css_color[css_color.index("(") + 1 : css_color.index(")")].split(",")[:3])
     return (r + g + b) / 3 < 80
+
+
+def test_live_widget_shows_the_profiled_time_column(lab):
+    with notebook_page(lab[0], "profile.ipynb") as page:
+        run_cell(page, 0)
+        widget = page.locator(".jp-OutputArea .ie-root")
+        widget.locator('.ie-stage-btn[data-stage="kernels"]').wait_for(timeout=60_000)
+        widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
+        settle(page)
+        assert widget.locator('.ie-khead[data-col="time"]').count() == 1
+        assert widget.locator(".ie-kitem .ie-kcol-time[data-ms]").count() > 0
