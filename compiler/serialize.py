@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import math
 import sys
 from pathlib import Path
 from collections.abc import Mapping
@@ -23,6 +24,11 @@ from .wrapper_fx import wrapper_fx_from_json, wrapper_fx_to_json
 
 SCHEMA = "inductor-explorer/trace"
 VERSION = 2
+
+
+def _strict_float(value: float) -> float | str:
+    """A failed autotune choice is timed as inf: written as "inf", since the trace is strict JSON."""
+    return value if math.isfinite(value) else str(value)
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:
@@ -105,7 +111,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
     "kernels": lambda g: [_kernel(k) for k in g.kernels],
     "wrapper": lambda g: _wrapper(g.wrapper),
-    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": a.time_ms, "chosen": a.chosen,
+    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": _strict_float(a.time_ms), "chosen": a.chosen,
                             "source": a.source} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,

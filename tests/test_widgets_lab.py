@@ -50,6 +50,11 @@ def lab(tmp_path_factory):
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
     write_notebook(notebooks / "explore.ipynb", EXPLORE_CELLS)
     write_notebook(notebooks / "live.ipynb", [LIVE_CELL])
+    shutil.copy(FIXTURES / "gpu_profile.json", notebooks / "profile.json")
+    write_notebook(notebooks / "profile.ipynb",
+                   ["import json
+from widgets import ExplorerWidget
+ExplorerWidget(json.load(open('profile.json')))"])
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
@@ -153,3 +158,14 @@ def test_widget_is_readable_in_the_dark_theme(page, tmp_path):
 def lum_is_dark(css_color: str) -> bool:
     r, g, b = (float(x) for x in css_color[css_color.index("(") + 1 : css_color.index(")")].split(",")[:3])
     return (r + g + b) / 3 < 80
+
+
+def test_live_widget_shows_the_profiled_time_column(lab):
+    with notebook_page(lab[0], "profile.ipynb") as page:
+        run_cell(page, 0)
+        widget = page.locator(".jp-OutputArea .ie-root")
+        widget.locator('.ie-stage-btn[data-stage="kernels"]').wait_for(timeout=60_000)
+        widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
+        settle(page)
+        assert widget.locator('.ie-khead[data-col="time"]').count() == 1
+        assert widget.locator(".ie-kitem .ie-kcol-time[data-ms]").count() > 0

@@ -160,14 +160,17 @@ def test_stages_graph_picker_and_sorted_autotune(browser, sample, tmp_path):
     rows = page.locator(".ie-autotune tbody tr")
     assert rows.count() == 6
     assert page.locator(".ie-autotune tr.ie-chosen").count() == 2
-    click(page, ".ie-autotune th.ie-sortable")
-    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
-    assert times == sorted(times)
-    click(page, ".ie-autotune th.ie-sortable")
-    times = [float(t) for t in page.locator(".ie-autotune tbody td.ie-num").all_inner_texts()]
-    assert times == sorted(times, reverse=True)
-    assert page.get_attribute(".ie-autotune th.ie-sortable", "aria-sort") == "descending"
-    click(page, f'.ie-autotune tr[data-kernel="{TRITON}"] .ie-chip >> nth=0')
+    def group_times():
+        return [[float(t) for t in table.locator("td.ie-at-time").all_inner_texts()]
+                for table in page.locator("table.ie-autotune").all()]
+
+    time_head = '.ie-at-group >> nth=0 >> th[data-sort="time"]'
+    click(page, time_head)
+    assert all(ts == sorted(ts) for ts in group_times())
+    click(page, time_head)
+    assert all(ts == sorted(ts, reverse=True) for ts in group_times())
+    assert page.get_attribute(time_head, "aria-sort") == "descending"
+    click(page, f'.ie-at-group[data-kernel="{TRITON}"] .ie-chip >> nth=0')
     assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
     assert page.locator(".ie-kdetail .ie-src-line.ie-lit").count() == len(sample["graphs"][1]["kernels"][0]["line_nodes"])
     page.screenshot(path=str(tmp_path / "autotune-to-triton.png"))
@@ -283,3 +286,85 @@ def test_large_graph_draws_only_what_is_in_view(browser, tmp_path):
     assert page.locator('g.ie-node.ie-match[data-name="l45_fc2"]').count() == 1
     click(page, 'g.ie-node[data-name="l45_fc2"]')
     assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == ["extern_kernels.mm:727"]
+
+
+def test_kernels_table_sorts_by_profiled_time_and_filters(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "profile.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    time_head = '.ie-khead[data-col="time"]'
+    click(page, time_head)  # a time column sorts slowest first
+    assert page.get_attribute(time_head, "aria-sort") == "descending"
+    ms = [float(m) for m in page.locator(".ie-kitem .ie-kcol-time[data-ms]").evaluate_all("els => els.map(e => e.dataset.ms)")]
+    assert len(ms) > 1 and ms == sorted(ms, reverse=True)
+    first = page.locator(".ie-kitem >> nth=0").get_attribute("data-id")
+    page.fill(".ie-kfilter", first)
+    settle(page)
+    ids = page.locator(".ie-kitem").evaluate_all("els => els.map(e => e.dataset.id)")
+    assert ids and all(first in i for i in ids)
+    assert page.errors == []
+
+
+def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "heat.html")
+    click(page, '.ie-stage-btn[data-stage="post_grad"]')
+    control = '.ie-main [data-stage="post_grad"] .ie-colour-by'
+    page.select_option(control, "time")
+    settle(page)
+    heated = page.locator('.ie-main [data-stage="post_grad"] .ie-heat[data-heat]')
+    assert heated.count() > 0
+    assert page.locator('.ie-main [data-stage="post_grad"] .ie-legend[data-heat-kind="time"]').count() == 1
+    page.select_option(control, "none")
+    settle(page)
+    assert heated.count() == 0
+    assert page.errors == []
+
+
+def test_side_panel_shows_time_of_selected_kernel(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "measure.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, '.ie-khead[data-col="time"]')
+    row = page.locator(".ie-kitem >> nth=0")
+    ms = float(row.locator(".ie-kcol-time").get_attribute("data-ms"))
+    row.click()
+    settle(page)
+    text = page.locator(".ie-measure-time").first.inner_text()
+    assert "ms per run" in text and f"{ms:.3g}"[:3] in text
+    assert page.errors == []
+
+
+def test_autotune_groups_by_kernel_with_ratio_to_best(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_max_autotune.json").read_text())
+    page = open_export(browser, trace, tmp_path, "autotune.html")
+    click(page, '.ie-stage-btn[data-stage="autotune"]')
+    groups = page.locator(".ie-at-group").all()
+    assert groups
+    for group in groups:
+        assert group.locator("tr.ie-chosen").count() == 1
+        ratios = [float(t.rstrip("×")) for t in group.locator("td.ie-at-ratio").all_inner_texts() if t != "–"]
+        assert ratios and min(ratios) == 1.0
+        assert group.locator("th[data-sort^='param:']").count() > 0
+    assert page.errors == []
+
+
+def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
+    import torch
+
+    import explorer
+    from tests import workloads
+
+    torch.manual_seed(0)
+    c = explorer.compile(workloads.bf16_cancellation, torch.randn(32, 16), torch.randn(16, 64))
+    report = c.check_numerics()
+    graph, kernel = report.first_divergent.split("/", 1) if "/" in report.first_divergent else (None, report.first_divergent)
+    page = open_export(browser, c, tmp_path, "numerics.html")
+    badge = page.locator(".ie-first-divergent-btn")
+    assert badge.get_attribute("data-kernel") == kernel
+    badge.click()
+    settle(page)
+    assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
+    assert kernel in page.locator(".ie-links-head").first.inner_text()
+    assert page.locator(f'.ie-kitem[data-id="{kernel}"] .ie-first-divergent').count() == 1
+    assert page.errors == []

@@ -11,14 +11,16 @@ Part keys (``g0`` is a graph id):
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
 - ``g0/fused``: ``{"fused", "not_fused"}``
-- ``g0/kernels``: kernel records without their heavy fields; ``g0/kernel/<id>``: those fields
-  (``source``, ``ir``)
-- ``g0/wrapper``, ``g0/autotune``, and ``g0/<key>`` for any other key a graph carries (``memory``...)
+- ``g0/kernels``: kernel records without their heavy fields, plus ``source_lines`` (the source's
+  line count, a column of the kernels table); ``g0/kernel/<id>``: those fields (``source``, ``ir``)
+- ``g0/wrapper``, ``g0/autotune`` (a failed choice's infinite ``time_ms`` as ``"inf"``: parts are
+  strict JSON), and ``g0/<key>`` for any other key a graph carries (``memory``...)
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Iterator, Mapping
 
 from .dynamo_digest import dynamo_digest
@@ -29,6 +31,21 @@ GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "compile_id", "timin
 STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
+
+
+def _light_kernel(kernel: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in kernel.items() if k not in HEAVY_KERNEL_KEYS}
+    if isinstance(kernel.get("source"), str):
+        out["source_lines"] = len(kernel["source"].splitlines())
+    return out
+
+
+def _autotune(records: list[Any]) -> list[Any]:
+    def finite(record: Mapping[str, Any]) -> Mapping[str, Any]:
+        t = record.get("time_ms")
+        return {**record, "time_ms": str(t)} if isinstance(t, float) and not math.isfinite(t) else record
+
+    return [finite(r) for r in records]
 
 
 class PartError(KeyError):
@@ -112,10 +129,9 @@ class TraceParts:
             "loop_ir": lambda: [{k: v for k, v in n.items() if k != "body"} for n in graph.get("loop_ir") or []],
             "loop_ir_bodies": lambda: {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []},
             "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
-            "kernels": lambda: [{k: v for k, v in kernel.items() if k not in HEAVY_KERNEL_KEYS}
-                                for kernel in graph.get("kernels") or []],
+            "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
             "wrapper": lambda: graph.get("wrapper") or {"source": "", "kernel_lines": {}},
-            "autotune": lambda: graph.get("autotune") or [],
+            "autotune": lambda: _autotune(graph.get("autotune") or []),
         }.get(rest)
         if make is not None:
             return make()

@@ -10,7 +10,9 @@
 
 import { h, clear } from "./dom.js";
 import { GraphIndex, STAGES, STAGE_OF_KIND, emptyLinks } from "./model.js";
-import { GraphStage, LoopIrStage, FusedStage, KernelsStage, AutotuneStage } from "./stages.js";
+import { GraphStage, LoopIrStage, FusedStage } from "./stages.js";
+import { KernelsStage } from "./kernels.js";
+import { AutotuneStage } from "./autotune.js";
 import { renderLinks } from "./links.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
@@ -18,6 +20,9 @@ import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
 import { SearchBox } from "./search.js";
 import { bindViewKeys } from "./keys.js";
 import { watchWidth } from "./narrow.js";
+import { loadReports } from "./reports.js";
+import { renderReportStrip } from "./reportbar.js";
+import { colourByControl, graphHeats } from "./heat.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
@@ -104,7 +109,11 @@ export class App {
     this.selection = init.selection && init.selection.kind ? init.selection : null;
     this.links = emptyLinks();
     this.ctx = { select: (sel) => this.select(sel), go: (sel) => this.go(sel), graph: (id) => this.setGraph(id) };
+    // The profile and numerics report on screen (reports.js): the newest of each unless one is picked.
+    this.reportChoice = {};
+    this.reports = loadReports(store, this.reportChoice);
     this.root.append(this._summary(), this._toolbar());
+    this._track(this.reports.then(() => this._drawReportStrip()));
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
     this.root.appendChild(h("div", { class: "ie-body" }, this.main, this.side));
@@ -184,7 +193,29 @@ export class App {
         toggles.length ? toggles.map(([k, v]) => h("span", { class: "ie-badge" }, `${k}=${formatValue(v)}`)) : h("span", { class: "ie-muted" }, "defaults"),
       ),
       meta.torch ? item("torch", String(meta.torch)) : null,
+      (this.reportStrip = h("span", { class: "ie-sum-runs" })),
     );
+  }
+
+  async _drawReportStrip() {
+    renderReportStrip(this.reportStrip, await this.reports, {
+      onPick: (kind, index) => this.pickReport(kind, index),
+      goKernel: (graph, kernel) => this.goKernel(graph, kernel),
+    });
+  }
+
+  /** Show another profile or numerics report: every view is rebuilt with its numbers. */
+  pickReport(kind, index) {
+    this.reportChoice = { ...this.reportChoice, [kind]: index };
+    this.reports = loadReports(this.store, this.reportChoice);
+    this.views.clear();
+    return this._track(this.reports.then(() => this._drawReportStrip()).then(() => this._showStage()).then(() => this._applySelection(false)));
+  }
+
+  /** Select kernel `kernel` of graph `graph` (null: the current graph) in the Kernels stage. */
+  async goKernel(graph, kernel) {
+    if (graph && graph !== this.gd.id) await this.setGraph(graph);
+    return this.go({ kind: "kernel", id: String(kernel) });
   }
 
   _toolbar() {
@@ -212,12 +243,20 @@ export class App {
     const key = `${this.graphIdx}/${stage}`;
     if (!this.views.has(key)) {
       const gd = this.gd;
+      const measured = this.reports.then((reports) => ({ ...this.ctx, reports, graphId: gd.id }));
+      const graphStage = (kind) =>
+        Promise.all([gd.part(kind), measured]).then(([p, ctx]) => {
+          const stage = new GraphStage(p, kind, ctx);
+          const control = colourByControl(graphHeats(ctx.reports, gd.id, kind), (heat) => stage.setHeat(heat));
+          if (control) stage.head.appendChild(control);
+          return stage;
+        });
       const make = {
-        fx: () => gd.part("fx").then((p) => new GraphStage(p, "fx", this.ctx)),
-        post_grad: () => gd.part("post_grad").then((p) => new GraphStage(p, "post_grad", this.ctx)),
+        fx: () => graphStage("fx"),
+        post_grad: () => graphStage("post_grad"),
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
         fused: () => gd.part("fused").then((p) => new FusedStage(p, this.ctx)),
-        kernels: () => gd.part("kernels").then((p) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), this.ctx)),
+        kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), ctx)),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
         dynamo: () => ((this.summary.parts || []).includes("dynamo") ? this.store.get("dynamo") : Promise.resolve(null)).then((d) => new DynamoStage(d, this.ctx)),
@@ -259,6 +298,7 @@ export class App {
     if (reveal) view.reveal(selection, this.links);
     const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
     const breaks = selection ? await breakLines(this.store, this.summary) : new Map();
+    const reports = await this.reports;
     const kernelSources = new Map();
     await Promise.all([...this.links.kernelLines.keys()].map((kid) => gd.part(`kernel/${kid}`).then((p) => kernelSources.set(kid, p.source || ""), () => {})));
     if (gd !== this.gd || selection !== this.selection) return;
@@ -269,6 +309,8 @@ export class App {
       kernelSources,
       sel: selection,
       links: this.links,
+      reports,
+      graph: gd.id,
       select: (sel) => this.select(sel),
       go: (sel) => this.go(sel),
       clearSelection: () => this.select(null),

@@ -47,6 +47,7 @@ export class GraphView {
     this.matchShown = null;
     this.matches = [];
     this.matchIndex = -1;
+    this.heat = null; // heat.js nodeHeat: fill colours by time or error
     this.view = { x: 0, y: 0, k: 1 };
     this._frame = 0;
     this._relayout();
@@ -331,6 +332,21 @@ export class GraphView {
     g.classList.toggle("ie-selected", this.selectedShown === name);
     g.classList.toggle("ie-lit", this.litShown.has(name));
     g.classList.toggle("ie-match", this.matchShown ? this.matchShown.has(name) : false);
+    const color = this.heat ? this.heat.colors.get(name) : undefined;
+    g.classList.toggle("ie-heat", color !== undefined);
+    if (color !== undefined) {
+      g.style.setProperty("--ie-heat", color);
+      g.setAttribute("data-heat", String(this.heat.values.get(name)));
+    } else {
+      g.style.removeProperty("--ie-heat");
+      g.removeAttribute("data-heat");
+    }
+  }
+
+  /** Fill nodes by a measured value (heat.js nodeHeat), or stop (null). */
+  setHeat(heat) {
+    this.heat = heat;
+    for (const [name, g] of this.elements) this._classify(g, name);
   }
 
   /** What is drawn for a set of node names: the nodes, or the closed module boxes holding them. */

@@ -7,6 +7,7 @@ import { tokenizeLines } from "./highlight.js";
 import { renderTokens } from "./sourceview.js";
 import { userLineKey } from "./model.js";
 import { chip } from "./stages.js";
+import { lineHeatGutter, measureRows } from "./measures.js";
 
 const MAX_CHIPS = 60;
 const MAX_KERNEL_LINES = 40;
@@ -40,9 +41,10 @@ function chips(kind, ids, go) {
 
 /**
  * User source lines: every line the trace kept for each file involved, the linked ones lit.
- * `breaks` (userLineKey -> reason) marks the lines where Dynamo broke the graph.
+ * `breaks` (userLineKey -> reason) marks the lines where Dynamo broke the graph; `reports` gives the
+ * heat gutter of profiled time per line.
  */
-function userSource(sources, links, select, breaks) {
+function userSource(sources, links, select, breaks, reports) {
   const files = new Map();
   for (const key of links.userLines) {
     const [file, line] = key.split("\u0000");
@@ -72,6 +74,7 @@ function userSource(sources, links, select, breaks) {
             "data-break": broke ? "true" : null,
             onclick: () => select({ kind: "user_line", id: file, line: n }),
           },
+          lineHeatGutter(reports, file, n),
           h("span", { class: "ie-ln" }, String(n)),
           broke ? h("span", { class: "ie-badge ie-break-mark", title: `graph break: ${broke}` }, "graph break") : null,
           text === undefined
@@ -113,7 +116,7 @@ function kernelLines(gi, kernelSources, links, sel, select, go) {
   return out;
 }
 
-export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, links, select, go, clearSelection }) {
+export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, links, reports, graph, select, go, clearSelection }) {
   clear(panel);
   panel.appendChild(
     h(
@@ -129,7 +132,8 @@ export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, li
     return;
   }
   const parts = [
-    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, breaks) : null],
+    ["measured", "Measured", measureRows(reports, graph, sel)],
+    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, breaks, reports) : null],
     ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
     ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
     ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],

@@ -1,13 +1,13 @@
-// One view per stage of one graph. Each is built from the parts it needs (see app.js: the App
-// loads them first) and exposes `root`, `update(selection, links)` (set highlight classes) and
-// `reveal(selection, links)` (bring the selection or the first linked item into view). Views are
+// One view per stage of one graph (the Kernels and Autotune stages live in kernels.js and
+// autotune.js). Each is built from the parts it needs (see app.js: the App loads them first) and
+// exposes `root`, `update(selection, links)` (set highlight classes) and `reveal(selection, links)`
+// (bring the selection or the first linked item into view). Views are
 // built the first time their stage is shown; long lists build only the rows in view.
 
 import { h, clear } from "./dom.js";
 import { GraphView } from "./graphview.js";
 import { SourceView } from "./sourceview.js";
 import { VirtualList } from "./virtual.js";
-import { attachIr } from "./irview.js";
 import { ListNav, bindGraphKeys } from "./keys.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
@@ -45,7 +45,9 @@ export class GraphStage {
     this.root = h("div", { class: "ie-stage ie-stage-graph", "data-stage": kind });
     this.graphBtn = h("button", { class: "ie-btn ie-pressed", type: "button", onclick: () => this.showCode(false) }, "graph");
     this.codeBtn = h("button", { class: "ie-btn", type: "button", onclick: () => this.showCode(true) }, "code");
-    this.root.appendChild(h("div", { class: "ie-stage-head" }, this.graphBtn, this.codeBtn));
+    this.head = h("div", { class: "ie-stage-head" }, this.graphBtn, this.codeBtn);
+    this.root.appendChild(this.head);
+    this.heat = null;
     this.graphBox = h("div", { class: "ie-graph-box" });
     this.codeBox = h("div", { class: "ie-code-box ie-scroll", hidden: true });
     this.root.append(this.graphBox, this.codeBox);
@@ -59,9 +61,16 @@ export class GraphStage {
       kind: this.kind,
       onSelect: (name) => this.ctx.select({ kind: this.kind, id: name }),
     });
+    if (this.heat) this.graph.setHeat(this.heat);
     this.graph.initialView();
     const names = list(this.part.nodes).map((n) => String(n.name));
     bindGraphKeys(this.graph.svg, names, () => this.selected, (name) => this.ctx.select({ kind: this.kind, id: name }));
+  }
+
+  /** Colour nodes by a heat.js nodeHeat (null: plain); kept until the graph is built. */
+  setHeat(heat) {
+    this.heat = heat;
+    if (this.graph) this.graph.setHeat(heat);
   }
 
   showCode(on) {
@@ -241,109 +250,6 @@ export class FusedStage {
   }
 }
 
-export class KernelsStage {
-  /** @param {Array} kernels the kernels part @param {(id: string) => Promise<object>} heavy source (and IR) of one kernel */
-  constructor(kernels, heavy, ctx) {
-    this.kernels = list(kernels);
-    this.ids = this.kernels.map((k) => String(k.id));
-    this.byId = new Map(this.kernels.map((k) => [String(k.id), k]));
-    this.heavy = heavy;
-    this.ctx = ctx;
-    this.state = { selected: null, lit: new Set() };
-    this.root = h("div", { class: "ie-stage ie-split", "data-stage": "kernels" });
-    this.list = new VirtualList(this.kernels.length, (i) => this._item(this.kernels[i]), { rowHeight: ROW_H, className: "ie-klist", label: "kernels" });
-    this.list.onRow = (i, el) => this._style(i, el);
-    this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "kernel", id }), () => this.ids.indexOf(this.state.selected ?? this.current));
-    this.detail = h("div", { class: "ie-kdetail ie-scroll" });
-    this.root.append(this.list.root, this.detail);
-    if (!this.kernels.length) this.detail.appendChild(h("p", { class: "ie-muted" }, "No kernels in this graph."));
-    this.current = null;
-    this.source = null;
-    this.marks = { lines: new Set(), selected: null };
-    if (this.kernels.length) this.show(this.ids[0]);
-  }
-
-  shown() {
-    this.list.render();
-  }
-
-  _item(k) {
-    const id = String(k.id);
-    return h(
-      "button",
-      { class: "ie-kitem", type: "button", role: "listitem", "data-id": id, onclick: () => this.ctx.select({ kind: "kernel", id }) },
-      h("span", { class: `ie-badge ie-lang-${String(k.language).replace(/[^a-z]/g, "")}` }, String(k.language ?? "")),
-      " ",
-      String(k.name ?? id),
-    );
-  }
-
-  _style(i, el) {
-    const id = this.ids[i];
-    el.classList.toggle("ie-current", id === this.current);
-    el.classList.toggle("ie-selected", this.state.selected === id);
-    el.classList.toggle("ie-lit", this.state.lit.has(id));
-  }
-
-  /** Show kernel `id` in the detail pane; its source is fetched the first time. */
-  show(id) {
-    if (this.current === id) return;
-    const k = this.byId.get(id);
-    if (!k) return;
-    this.current = id;
-    for (const [i, el] of this.list.rows) this._style(i, el);
-    this.source = null;
-    const meta = k.meta && Object.keys(k.meta).length ? JSON.stringify(k.meta) : null;
-    const sourceBox = h("div", { class: "ie-ksource" }, h("span", { class: "ie-muted" }, "source…"));
-    clear(this.detail).append(
-      h(
-        "div",
-        { class: "ie-card-head" },
-        h("strong", { class: "ie-kernel-name" }, String(k.name ?? id)),
-        h("span", { class: "ie-badge" }, String(k.language ?? "")),
-        k.group ? ["group ", chip("fused", k.group, this.ctx.go)] : null,
-        list(k.wrapper_lines).length ? ["wrapper ", list(k.wrapper_lines).map((l) => chip("wrapper_line", l, this.ctx.go, { label: `L${l}`, sel: { kind: "wrapper_line", id, line: Number(l) } }))] : null,
-      ),
-      meta ? h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "meta"), h("code", { class: "ie-v" }, meta)) : null,
-      h("p", { class: "ie-muted ie-hint" }, "Lines with a mark come from post-grad nodes: click one to follow it."),
-      sourceBox,
-    );
-    const lineNodes = k.line_nodes || {};
-    return this.heavy(id).then((parts) => {
-      if (this.current !== id) return;
-      this.source = new SourceView(parts.source || "", k.language === "cpp" ? "cpp" : "python", {
-        label: `kernel ${id}`,
-        clickable: (n) => Object.prototype.hasOwnProperty.call(lineNodes, String(n)),
-        onLineClick: (n) => this.ctx.select({ kind: "kernel_line", id, line: n }),
-      });
-      clear(sourceBox).appendChild(this.source.root);
-      this.source.mark(this.marks.lines, this.marks.selected);
-      if (this.marks.scroll) this.source.scrollTo(this.marks.scroll);
-      this.ir = attachIr(sourceBox, k, parts.ir, this.ctx, this.marks);
-    });
-  }
-
-  update(sel, links) {
-    this.state.selected = sel && sel.kind === "kernel" ? String(sel.id) : null;
-    this.state.lit = links.kernels;
-    if (links.kernels.size && !links.kernels.has(this.current)) this.show(this.ids.find((k) => links.kernels.has(k)) ?? this.current);
-    for (const [i, el] of this.list.rows) this._style(i, el);
-    this.marks.lines = links.kernelLines.get(this.current) || new Set();
-    this.marks.selected = sel && sel.kind === "kernel_line" && String(sel.id) === this.current ? Number(sel.line) : null;
-    if (this.source) this.source.mark(this.marks.lines, this.marks.selected);
-    if (this.ir) this.ir.mark(this.marks.lines, this.marks.selected);
-  }
-
-  reveal(sel, links) {
-    const index = this.ids.indexOf(this.current);
-    if (index >= 0) this.list.scrollTo(index);
-    const lines = [...(links.kernelLines.get(this.current) || [])].sort((a, b) => a - b);
-    const target = sel && sel.kind === "kernel_line" ? Number(sel.line) : lines[0];
-    this.marks.scroll = target;
-    if (target && this.source) this.source.scrollTo(target);
-  }
-}
-
 export class WrapperStage {
   /** @param {{source: string, kernel_lines: object}} wrapper */
   constructor(wrapper, ctx) {
@@ -365,62 +271,4 @@ export class WrapperStage {
     const target = sel && sel.kind === "wrapper_line" ? Number(sel.line) : [...links.wrapperLines].sort((a, b) => a - b)[0];
     if (target) this.source.scrollTo(target);
   }
-}
-
-export class AutotuneStage {
-  /** @param {Array} records the autotune part @param {Set<string>} kernelIds ids that have a kernel view */
-  constructor(records, kernelIds, ctx) {
-    this.kernelIds = kernelIds;
-    this.ctx = ctx;
-    this.root = h("div", { class: "ie-stage ie-scroll", "data-stage": "autotune" });
-    this.rows = list(records).map((r, i) => ({ r, i }));
-    this.sort = { key: null, dir: 1 };
-    if (!this.rows.length) {
-      this.root.appendChild(h("p", { class: "ie-muted" }, "No autotuning in this graph (CPU kernels and default configs are not tuned)."));
-      return;
-    }
-    this.timeHead = h("th", { class: "ie-sortable", "aria-sort": "none", title: "sort by time", onclick: () => this.sortByTime() }, "time (ms)");
-    this.tbody = h("tbody");
-    this.root.appendChild(
-      h("table", { class: "ie-table ie-autotune" }, h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "kernel"), h("th", null, "choice"), this.timeHead, h("th", null, "source"))), this.tbody),
-    );
-    this.lit = new Set();
-    this.draw();
-  }
-
-  sortByTime() {
-    this.sort = { key: "time", dir: this.sort.key === "time" ? -this.sort.dir : 1 };
-    this.timeHead.setAttribute("aria-sort", this.sort.dir === 1 ? "ascending" : "descending");
-    this.draw();
-  }
-
-  draw() {
-    const rows = this.rows.slice();
-    if (this.sort.key === "time") {
-      const t = (x) => (typeof x.r.time_ms === "number" ? x.r.time_ms : Infinity);
-      rows.sort((a, b) => (t(a) - t(b)) * this.sort.dir || a.i - b.i);
-    }
-    clear(this.tbody);
-    for (const { r } of rows) {
-      const kernel = String(r.kernel ?? "");
-      const tr = h(
-        "tr",
-        { class: `ie-at-row${r.chosen ? " ie-chosen" : ""}${this.lit.has(kernel) ? " ie-lit" : ""}`, "data-kernel": kernel },
-        h("td", { class: "ie-chosen-mark", title: r.chosen ? "chosen" : null }, r.chosen ? "✓" : ""),
-        h("td", null, this.kernelIds.has(kernel) ? chip("kernel", kernel, this.ctx.go) : kernel),
-        h("td", { class: "ie-mono" }, String(r.choice ?? "")),
-        h("td", { class: "ie-num" }, typeof r.time_ms === "number" ? r.time_ms.toFixed(4) : "–"),
-        h("td", { class: "ie-muted" }, String(r.source ?? "")),
-      );
-      this.tbody.appendChild(tr);
-    }
-  }
-
-  update(sel, links) {
-    if (!this.rows.length) return;
-    this.lit = links.kernels;
-    for (const tr of this.tbody.children) tr.classList.toggle("ie-lit", this.lit.has(tr.getAttribute("data-kernel")));
-  }
-
-  reveal() {}
 }

@@ -1,0 +1,155 @@
+// What running the compiled program measured: a profile (c.profile()) and a numerics report
+// (c.check_numerics()), both top-level lists of the trace (compiler/SCHEMA.md), newest last.
+// One Reports object holds the pair on screen (the newest of each unless the user picks another)
+// and answers, by the ids every view already has, "how long did this take" and "how far off is it".
+
+import { userLineKey } from "./model.js";
+
+const list = (value) => (Array.isArray(value) ? value : []);
+const obj = (value) => (value && typeof value === "object" && !Array.isArray(value) ? value : {});
+
+/** Numbers of a report as numbers: non-finite values are stored as strings ("inf", "nan"). */
+export function num(value) {
+  if (typeof value === "number") return value;
+  if (typeof value !== "string") return null;
+  const text = value.trim().toLowerCase();
+  if (text === "inf" || text === "infinity") return Infinity;
+  if (text === "-inf" || text === "-infinity") return -Infinity;
+  if (text === "nan") return NaN;
+  const parsed = Number(text);
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+/** A short label of one report for the picker. */
+function label(kind, report, i) {
+  const when = typeof report.created === "string" && report.created ? ` · ${report.created.replace("T", " ").replace(/\.\d+|Z$/g, "")}` : "";
+  if (kind === "profile") {
+    const ms = num(report.total_ms);
+    return `#${i + 1} ${report.device ?? "?"}${ms === null ? "" : ` · ${ms.toFixed(3)} ms`}${when}`;
+  }
+  return `#${i + 1} vs ${report.reference ?? "eager"}${report.first_divergent ? ` · diverges at ${report.first_divergent}` : " · ok"}`;
+}
+
+const byGraphKernel = (rows) => {
+  const map = new Map();
+  for (const row of list(rows)) map.set(`${row.graph}\u0000${row.kernel}`, row);
+  return map;
+};
+
+export class Reports {
+  /** @param {Array} profiles the trace's `profiles` (or []) @param {Array} numerics its `numerics` */
+  constructor(profiles, numerics, choice = {}) {
+    this.profiles = list(profiles);
+    this.numerics = list(numerics);
+    this.profileIdx = this._pick(choice.profile, this.profiles.length);
+    this.numericsIdx = this._pick(choice.numerics, this.numerics.length);
+    this.profile = this.profileIdx >= 0 ? obj(this.profiles[this.profileIdx]) : null;
+    this.report = this.numericsIdx >= 0 ? obj(this.numerics[this.numericsIdx]) : null;
+    this._kernelTime = byGraphKernel(this.profile && this.profile.kernels);
+    this._kernelError = byGraphKernel(this.report && this.report.kernels);
+    this._lineMs = new Map();
+    for (const row of list(this.profile && this.profile.line_ms)) {
+      if (Array.isArray(row) && row.length >= 3) this._lineMs.set(userLineKey(row[0], row[1]), num(row[2]));
+    }
+    this.firstDivergent = this._firstDivergent();
+  }
+
+  _pick(wanted, count) {
+    if (!count) return -1;
+    return Number.isInteger(wanted) && wanted >= 0 && wanted < count ? wanted : count - 1;
+  }
+
+  get hasTime() {
+    return this.profile !== null;
+  }
+
+  get hasError() {
+    return this.report !== null;
+  }
+
+  /** Total device time per run of the profile on screen (ms), the share every time is of. */
+  get totalMs() {
+    return this.profile ? num(this.profile.total_ms) : null;
+  }
+
+  /** Picker labels: [[index, text]] for profiles and numerics reports. */
+  labels(kind) {
+    const rows = kind === "profile" ? this.profiles : this.numerics;
+    return rows.map((r, i) => [i, label(kind, obj(r), i)]);
+  }
+
+  /** {ms, fraction, calls} of a kernel, or null when the profile did not see it run. */
+  kernelTime(graph, kernel) {
+    const row = this._kernelTime.get(`${graph}\u0000${kernel}`);
+    if (!row) return null;
+    return { ms: num(row.ms), fraction: num(row.fraction), calls: num(row.calls) };
+  }
+
+  /** The numerics row of a kernel ({ok, max_rel, max_abs, mismatched, ..., notes}), or null. */
+  kernelError(graph, kernel) {
+    const row = this._kernelError.get(`${graph}\u0000${kernel}`);
+    if (!row) return null;
+    const notes = [...new Set(list(row.buffers).filter((b) => b && b.note).map((b) => `${b.buffer}: ${b.note}`))];
+    return {
+      ok: row.ok === true ? true : row.ok === false ? false : null,
+      max_rel: num(row.max_rel),
+      max_abs: num(row.max_abs),
+      mismatched: num(row.mismatched),
+      compiled_vs_float64: num(row.compiled_vs_float64),
+      eager_vs_float64: num(row.eager_vs_float64),
+      notes,
+    };
+  }
+
+  /** Node name -> ms of one graph's `fx` or `post_grad` nodes (empty without a profile). */
+  nodeTimes(graph, kind) {
+    const key = kind === "fx" ? "fx_node_ms" : "post_grad_ms";
+    return this._numbers(this.profile && obj(this.profile[key])[graph]);
+  }
+
+  /** Node name -> max_rel of one graph's `fx` or `post_grad` nodes (empty without a report). */
+  nodeErrors(graph, kind) {
+    const key = kind === "fx" ? "fx_error" : "post_grad_error";
+    return this._numbers(this.report && obj(this.report[key])[graph]);
+  }
+
+  _numbers(values) {
+    const map = new Map();
+    for (const [name, value] of Object.entries(obj(values))) {
+      const v = num(value);
+      if (v !== null) map.set(name, v);
+    }
+    return map;
+  }
+
+  /** ms per run spent on one user line (summed over graphs), or null. */
+  lineMs(file, line) {
+    const v = this._lineMs.get(userLineKey(file, line));
+    return v === undefined ? null : v;
+  }
+
+  /** The largest line time: the top of the source gutter's scale. */
+  get maxLineMs() {
+    let max = 0;
+    for (const v of this._lineMs.values()) if (Number.isFinite(v) && v > max) max = v;
+    return max;
+  }
+
+  /** {graph, kernel, key, nodes} of the first kernel whose output left tolerance, or null. */
+  _firstDivergent() {
+    const key = this.report && this.report.first_divergent;
+    if (!key) return null;
+    const row = list(this.report.kernels).find((k) => k.key === key);
+    // Keys are kernel ids, qualified "g1/id" only when two graphs share an id.
+    const [graph, kernel] = row ? [String(row.graph), String(row.kernel)] : key.includes("/") ? key.split(/\/(.*)/s, 2) : [null, key];
+    return { key, graph, kernel, nodes: obj(this.report.first_divergent_nodes) };
+  }
+}
+
+/** The Reports of a trace, from the parts the summary lists (none: an empty Reports). */
+export async function loadReports(store, choice) {
+  const parts = new Set(list(store.summary && store.summary.parts));
+  const get = (key) => (parts.has(key) ? store.get(key).catch(() => []) : Promise.resolve([]));
+  const [profiles, numerics] = await Promise.all([get("profiles"), get("numerics")]);
+  return new Reports(profiles, numerics, choice);
+}
