@@ -314,6 +314,9 @@ def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
     settle(page)
     heated = page.locator('.ie-main [data-stage="post_grad"] .ie-heat[data-heat]')
     assert heated.count() > 0
+    post_grad_ms = trace["profiles"][-1]["post_grad_ms"]["g0"]
+    shown = {g.get_attribute("data-name"): float(g.get_attribute("data-heat")) for g in heated.all()}
+    assert all(ms == pytest.approx(post_grad_ms[name]) for name, ms in shown.items()), shown
     assert page.locator('.ie-main [data-stage="post_grad"] .ie-legend[data-heat-kind="time"]').count() == 1
     page.select_option(control, "none")
     settle(page)
@@ -332,6 +335,14 @@ def test_side_panel_shows_time_of_selected_kernel(browser, tmp_path):
     settle(page)
     text = page.locator(".ie-measure-time").first.inner_text()
     assert "ms per run" in text and f"{ms:.3g}"[:3] in text
+    # the heat gutter on the user's lines carries each line's profiled time
+    line_ms = {(file, line): ms for file, line, ms in trace["profiles"][-1]["line_ms"]}
+    heated = {}
+    for line in page.locator(".ie-side .ie-user-line").all():
+        gutter = line.locator(".ie-heat-gutter.ie-heat")
+        if gutter.count():
+            heated[(line.get_attribute("data-file"), int(line.get_attribute("data-line")))] = float(gutter.get_attribute("data-ms"))
+    assert heated and all(ms == pytest.approx(line_ms[where]) for where, ms in heated.items()), (heated, line_ms)
     assert page.errors == []
 
 
@@ -367,4 +378,14 @@ def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
     assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
     assert kernel in page.locator(".ie-links-head").first.inner_text()
     assert page.locator(f'.ie-kitem[data-id="{kernel}"] .ie-first-divergent').count() == 1
+    error = page.locator(".ie-side .ie-measure-error").first
+    assert "ie-err-diverges" in error.get_attribute("class") and "outside tolerance" in error.inner_text()
+    assert f"max rel {report.kernels[report.first_divergent].max_rel:.2e}".replace("e-0", "e-") in error.inner_text()
+    # post-grad nodes coloured by the error of the kernel computing them
+    click(page, '.ie-stage-btn[data-stage="post_grad"]')
+    page.select_option('.ie-main [data-stage="post_grad"] .ie-colour-by', "error")
+    settle(page)
+    heated = page.locator('.ie-main [data-stage="post_grad"] .ie-heat[data-heat]').all()
+    shown = {g.get_attribute("data-name"): float(g.get_attribute("data-heat")) for g in heated}
+    assert shown and shown == pytest.approx(report.post_grad_error["g0"]), shown
     assert page.errors == []
