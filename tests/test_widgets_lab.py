@@ -52,9 +52,7 @@ def lab(tmp_path_factory):
     write_notebook(notebooks / "live.ipynb", [LIVE_CELL])
     shutil.copy(FIXTURES / "gpu_profile.json", notebooks / "profile.json")
     write_notebook(notebooks / "profile.ipynb",
-                   ["import json
-from widgets import ExplorerWidget
-ExplorerWidget(json.load(open('profile.json')))"])
+                   ["import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))"])
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
