@@ -324,6 +324,37 @@ def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
     assert page.errors == []
 
 
+def test_fx_graph_by_module_counts_nodes_kernels_and_time(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    page = open_export(browser, trace, tmp_path, "modules.html")
+    click(page, '.ie-main [data-stage="fx"] .ie-btn[data-view="modules"]')
+    nodes = [n for n in trace["graphs"][0]["fx"]["nodes"] if n["op"] not in ("placeholder", "output")]
+    fx_ms = trace["profiles"][-1]["fx_node_ms"]["g0"]
+    expected = {}
+    for n in nodes:
+        path = n.get("module") or "(top level)"
+        count, kernels, ms = expected.get(path, (0, set(), 0.0))
+        expected[path] = (count + 1, kernels | set(n.get("kernels") or []), ms + fx_ms.get(n["name"], 0.0))
+    rows = page.locator(".ie-module-row").all()
+    shown = {r.get_attribute("data-module"): r for r in rows}
+    assert set(shown) == set(expected)
+    for path, row in shown.items():
+        cells = row.locator("td").all_inner_texts()
+        count, kernels, ms = expected[path]
+        assert (int(cells[1]), int(cells[2])) == (count, len(kernels)), path
+        if row.locator("td[data-ms]").count():
+            assert float(row.locator("td[data-ms]").get_attribute("data-ms")) == pytest.approx(ms), path
+    times = [float(r.locator("td[data-ms]").get_attribute("data-ms")) for r in rows if r.locator("td[data-ms]").count()]
+    assert times == sorted(times, reverse=True)  # where the time goes, first
+    click(page, '.ie-modules th[data-sort="nodes"]')
+    counts = [int(t) for t in page.locator(".ie-module-row td:nth-child(2)").all_inner_texts()]
+    assert counts == sorted(counts, reverse=True)
+    first = next(n["name"] for n in nodes if (n.get("module") or "(top level)") == "qkv")
+    click(page, '.ie-module-row[data-module="qkv"]')
+    assert first in page.locator(".ie-links-head").first.inner_text()
+    assert page.errors == []
+
+
 def test_side_panel_shows_time_of_selected_kernel(browser, tmp_path):
     trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
     page = open_export(browser, trace, tmp_path, "measure.html")

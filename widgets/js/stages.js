@@ -9,6 +9,7 @@ import { GraphView } from "./graphview.js";
 import { SourceView } from "./sourceview.js";
 import { VirtualList } from "./virtual.js";
 import { ListNav, bindGraphKeys } from "./keys.js";
+import { modulesTable } from "./modules.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -43,15 +44,19 @@ export class GraphStage {
     this.ctx = ctx;
     this.part = part || {};
     this.root = h("div", { class: "ie-stage ie-stage-graph", "data-stage": kind });
-    this.graphBtn = h("button", { class: "ie-btn ie-pressed", type: "button", onclick: () => this.showCode(false) }, "graph");
-    this.codeBtn = h("button", { class: "ie-btn", type: "button", onclick: () => this.showCode(true) }, "code");
-    this.head = h("div", { class: "ie-stage-head" }, this.graphBtn, this.codeBtn);
+    const button = (view, label) => h("button", { class: "ie-btn", type: "button", "data-view": view, onclick: () => this.showView(view) }, label);
+    // the FX graph also reads by module: nodes, kernels and time per nn.Module path (modules.js)
+    this.buttons = new Map([["graph", button("graph", "graph")], ["code", button("code", "code")]]);
+    if (kind === "fx") this.buttons.set("modules", button("modules", "modules"));
+    this.head = h("div", { class: "ie-stage-head" }, [...this.buttons.values()]);
     this.root.appendChild(this.head);
     this.heat = null;
     this.graphBox = h("div", { class: "ie-graph-box" });
     this.codeBox = h("div", { class: "ie-code-box ie-scroll", hidden: true });
-    this.root.append(this.graphBox, this.codeBox);
+    this.modulesBox = h("div", { class: "ie-modules-box ie-scroll", hidden: true });
+    this.root.append(this.graphBox, this.codeBox, this.modulesBox);
     this.graph = null;
+    this.showView("graph");
   }
 
   /** Build the graph once the stage is on screen (layout needs the pane's size). */
@@ -73,14 +78,19 @@ export class GraphStage {
     if (this.graph) this.graph.setHeat(heat);
   }
 
-  showCode(on) {
-    this.graphBtn.classList.toggle("ie-pressed", !on);
-    this.codeBtn.classList.toggle("ie-pressed", on);
-    this.graphBox.hidden = on;
-    this.codeBox.hidden = !on;
-    if (on && !this.code) {
+  /** Show the graph, its code or (FX) its modules table; code and table are built when first shown. */
+  showView(view) {
+    for (const [name, btn] of this.buttons) btn.classList.toggle("ie-pressed", name === view);
+    this.graphBox.hidden = view !== "graph";
+    this.codeBox.hidden = view !== "code";
+    this.modulesBox.hidden = view !== "modules";
+    if (view === "code" && !this.code) {
       this.code = new SourceView(this.part.code || "", "python", { label: `${this.kind} code` });
       this.codeBox.appendChild(this.code.root);
+    }
+    if (view === "modules" && !this.modulesBox.firstChild) {
+      const times = this.ctx.reports ? this.ctx.reports.nodeTimes(this.ctx.graphId, this.kind) : new Map();
+      this.modulesBox.appendChild(modulesTable(this.part.nodes, times, (name) => this.ctx.select({ kind: this.kind, id: name })));
     }
   }
 
