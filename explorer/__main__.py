@@ -20,9 +20,10 @@ def _demo(args: argparse.Namespace) -> int:
 
     console = Console()
     model, x = example()
-    with console.status("compiling the demo block with torch.compile + Inductor (CPU compiles take ~20 s)..."):
-        with torch.no_grad():
-            c = explorer.compile(model, x)
+    # the compile shows its own progress on a terminal (explorer/progress.py)
+    console.print("compiling the demo block with torch.compile + Inductor (CPU compiles take ~20 s)")
+    with torch.no_grad():
+        c = explorer.compile(model, x)
     console.print(c)
     for graph in c.graphs:
         console.rule(f"{graph.id}: Dynamo FX graph")
