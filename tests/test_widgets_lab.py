@@ -158,12 +158,19 @@ def lum_is_dark(css_color: str) -> bool:
     return (r + g + b) / 3 < 80
 
 
-def test_live_widget_shows_the_profiled_time_column(lab):
-    with notebook_page(lab[0], "profile.ipynb") as page:
-        run_cell(page, 0)
-        widget = page.locator(".jp-OutputArea .ie-root")
+def test_live_widget_shows_the_profiled_time_column(lab, page):
+    """A GPU profile rendered by the live widget: the Kernels table has its time column."""
+    tab = open_notebook(page.context.browser.new_page(viewport={"width": 1400, "height": 1000}), lab[0], "profile.ipynb",
+                        workspace="profile")
+    try:
+        run_cell(tab, 0)
+        widget = tab.locator(".jp-OutputArea .ie-root")
         widget.locator('.ie-stage-btn[data-stage="kernels"]').wait_for(timeout=60_000)
         widget.locator('.ie-stage-btn[data-stage="kernels"]').click()
-        settle(page)
+        settle(tab)
         assert widget.locator('.ie-khead[data-col="time"]').count() == 1
-        assert widget.locator(".ie-kitem .ie-kcol-time[data-ms]").count() > 0
+        times = widget.locator(".ie-kitem .ie-kcol-time[data-ms]")
+        assert times.count() > 0 and all(float(t.get_attribute("data-ms")) > 0 for t in times.all())
+        assert tab.outside_requests == []
+    finally:
+        tab.close()
