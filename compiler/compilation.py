@@ -223,11 +223,10 @@ class Compilation(_Rendered):
         from . import views
         from .render import html_of, html_summary
 
-        if views.renderer("widget") is not None:
-            bundle = views.widget_bundle("widget", self.trace_view(), include, exclude, "text/html",
-                                         lambda: html_summary(self))
-            if bundle is not None:
-                return bundle
+        bundle = views.widget_bundle("widget", self.trace_view, include, exclude, "text/html",
+                                     lambda: html_summary(self))
+        if bundle is not None:
+            return bundle
         return {"text/plain": repr(self), "text/html": html_of(self)}
 
     def __repr__(self) -> str:

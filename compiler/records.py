@@ -7,9 +7,15 @@ loads, and a missing optional key takes the field's default.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def json_float(value: float | None) -> float | str | None:
+    """Non-finite floats as strings ("inf", "nan"): the trace is strict JSON."""
+    return value if value is None or math.isfinite(value) else str(value)
 
 
 def to_dict(obj: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import math
 import sys
 from pathlib import Path
 from collections.abc import Mapping
@@ -18,17 +17,13 @@ from .errors import TraceFormatError
 from .features import FeatureUse
 from .kernel_ir import kernel_ir_from_json, kernel_ir_to_json
 from .memory import timeline_from_json, timeline_to_json
+from .records import json_float
 from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                      Wrapper)
 from .wrapper_fx import wrapper_fx_from_json, wrapper_fx_to_json
 
 SCHEMA = "inductor-explorer/trace"
 VERSION = 2
-
-
-def _strict_float(value: float) -> float | str:
-    """A failed autotune choice is timed as inf: written as "inf", since the trace is strict JSON."""
-    return value if math.isfinite(value) else str(value)
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:
@@ -111,7 +106,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
     "kernels": lambda g: [_kernel(k) for k in g.kernels],
     "wrapper": lambda g: _wrapper(g.wrapper),
-    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": _strict_float(a.time_ms), "chosen": a.chosen,
+    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": json_float(a.time_ms), "chosen": a.chosen,
                             "source": a.source} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,

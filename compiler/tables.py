@@ -79,17 +79,19 @@ def parse_choice(choice: str) -> tuple[str, dict[str, str]]:
 
 def autotune_groups(records: Iterable[AutotuneRecord]) -> list[AutotuneGroup]:
     """Records grouped by (kernel, source) in the order they came, each choice's time against the best."""
-    groups: dict[tuple[str, str], AutotuneGroup] = {}
+    by_kernel: dict[tuple[str, str], list[AutotuneRecord]] = {}
     for record in records:
-        groups.setdefault((record.kernel, record.source), AutotuneGroup(record.kernel, record.source))
-    for (kernel, source), group in groups.items():
-        mine = [r for r in records if (r.kernel, r.source) == (kernel, source)]
+        by_kernel.setdefault((record.kernel, record.source), []).append(record)
+    groups = []
+    for (kernel, source), mine in by_kernel.items():
         best = min((r.time_ms for r in mine if math.isfinite(r.time_ms) and r.time_ms > 0), default=None)
+        group = AutotuneGroup(kernel, source)
         for record in mine:
             name, config = parse_choice(record.choice)
             ratio = record.time_ms / best if best and math.isfinite(record.time_ms) else math.inf
             group.choices.append(AutotuneChoice(name, config, record.time_ms, ratio, record.chosen))
-    return list(groups.values())
+        groups.append(group)
+    return groups
 
 
 def kernel_rows(graph: GraphCapture, profile: Any = None, numerics: Any = None) -> list[KernelRow]:

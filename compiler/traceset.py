@@ -250,7 +250,7 @@ class TraceSet(_Rendered):
         from . import views
 
         if any(len(r) for r in self.ranks.values()):
-            bundle = views.widget_bundle("traceset_widget", self, include, exclude, "text/plain", lambda: repr(self))
+            bundle = views.widget_bundle("traceset_widget", lambda: self, include, exclude, "text/plain", lambda: repr(self))
             if bundle is not None:
                 return bundle
         return {"text/plain": repr(self), "text/html": self._repr_html_()}

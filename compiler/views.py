@@ -19,15 +19,16 @@ def renderer(kind: str) -> Callable[..., Any] | None:
     return _renderers.get(kind)
 
 
-def widget_bundle(kind: str, view: Any, include: Any, exclude: Any, mime: str, text: Callable[[], str]) -> Any:
-    """The mimebundle of the widget registered as ``kind`` for ``view``, with ``text()`` under ``mime``
-    when the widget gave none; None when no widget is registered or it could not render (the caller
-    then falls back to static HTML)."""
+def widget_bundle(kind: str, view: Callable[[], Any], include: Any, exclude: Any, mime: str,
+                  text: Callable[[], str]) -> Any:
+    """The mimebundle of the widget registered as ``kind`` for ``view()`` (made only when there is one),
+    with ``text()`` under ``mime`` when the widget gave none; None when no widget is registered or it
+    could not render (the caller then falls back to static HTML)."""
     widget = renderer(kind)
     if widget is None:
         return None
     try:
-        bundle = widget(view)._repr_mimebundle_(include=include, exclude=exclude)
+        bundle = widget(view())._repr_mimebundle_(include=include, exclude=exclude)
     except Exception:
         return None
     if bundle is not None:

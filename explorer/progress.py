@@ -31,11 +31,11 @@ def _fraction(step: Step) -> float | None:
     return None
 
 
-def describe(step: Step) -> str:
-    """One line: task, stage, counts, detail, seconds."""
+def describe(step: Step, seconds: bool = True) -> str:
+    """One line: task, stage, counts, detail and (unless a display shows time itself) seconds."""
     counts = f" {step.done}/{step.total}" if step.total else f" {step.done}" if step.done is not None else ""
     detail = f" · {step.detail}" if step.detail else ""
-    return f"{step.task}: {step.stage}{counts}{detail} · {step.elapsed:.1f} s"
+    return f"{step.task}: {step.stage}{counts}{detail}" + (f" · {step.elapsed:.1f} s" if seconds else "")
 
 
 class Throttle:
@@ -115,10 +115,7 @@ class TerminalBar:
                                      console=self.console or Console(stderr=True), transient=True)
             self.progress.start()
             self.task_id = self.progress.add_task(step.task, total=1.0)
-        fraction = _fraction(step)
-        counts = f" {step.done}/{step.total}" if step.total else ""
-        self.progress.update(self.task_id, completed=fraction or 0.0,
-                             description=f"{step.task}: {step.stage}{counts}{' · ' + step.detail if step.detail else ''}")
+        self.progress.update(self.task_id, completed=_fraction(step) or 0.0, description=describe(step, seconds=False))
 
 
 def _in_notebook() -> bool:

@@ -80,3 +80,22 @@ def test_traceset_to_html_writes_the_traceset_view(tmp_path):
     path = explorer.load_trace(NCCL).to_html(tmp_path / "ranks.html")
     text = path.read_text()
     assert "data-inductor-traceset" in text and "2 ranks" in text
+
+
+def test_notebooks_show_the_widgets_and_fall_back_to_html_without_them(monkeypatch):
+    from compiler import views
+
+    widget_mime = "application/vnd.jupyter.widget-view+json"
+    ts = explorer.load_trace(NCCL)
+    data = ts._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    assert widget_mime in data and data["text/plain"].startswith("TraceSetWidget(2 ranks")
+    c = explorer.load(Path(__file__).parent / "fixtures" / "widget_sample.json")
+    data = c._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    assert widget_mime in data and "<" in data["text/html"]
+    made = []
+    monkeypatch.setattr(c, "trace_view", lambda: made.append(1))
+    monkeypatch.setattr(views, "_renderers", {})  # no widget package: static HTML, no view built for it
+    assert set(c._repr_mimebundle_()) == {"text/plain", "text/html"} and made == []
+    assert set(ts._repr_mimebundle_()) == {"text/plain", "text/html"}

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from .._torch import runtime
-from . import cost, devices
+from . import cost, devices, replay
 from .timing import cold_ms, warm_ms
 
 SEED = 1234
@@ -190,9 +190,7 @@ def bench_compilation(c: Any) -> CompilationBench:
     compiled_ms = eager_ms = None
     if c.live and c.example_inputs is not None:
         args, kwargs = c.example_inputs, c.call_kwargs or {}
-        grad_mode = c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
-        # the capture's grad mode: Dynamo guards on it, so another one would recompile (and time the compile)
-        with torch.set_grad_enabled(grad_mode):
+        with torch.set_grad_enabled(replay.grad_mode(c)):  # forward only, as captured: no recompile timed
             compiled_ms = cold_ms(lambda: c.compiled(*args, **kwargs))
             eager_ms = cold_ms(lambda: c.target(*args, **kwargs))
     return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import torch
 
 from .._torch import kernel_calls, runtime
+from ..records import json_float
 from ..stages import _Rendered
 from . import kernel_io, reference, replay
 from .keys import kernel_keys
@@ -431,11 +432,6 @@ def _link(report: NumericsReport, c: Any) -> None:
 # ------------------------------------------------------------------------------------------ JSON
 
 
-def _num(value: float | None) -> float | str | None:
-    """Non-finite floats as strings: the trace is strict JSON."""
-    return value if value is None or math.isfinite(value) else str(value)
-
-
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -447,18 +443,18 @@ def to_json(r: NumericsReport) -> dict[str, Any]:
     def buffer(b: BufferCheck) -> dict[str, Any]:
         return {"buffer": b.buffer, "node": b.node, "call": b.call, "dtype": b.dtype, "shape": b.shape,
                 "compared": b.compared, "ok": b.ok, "nan": list(b.nan), "inf": list(b.inf), "note": b.note,
-                **{name: _num(getattr(b, name)) for name in _BUFFER_FLOATS}}
+                **{name: json_float(getattr(b, name)) for name in _BUFFER_FLOATS}}
 
     return {
         "reference": r.reference, "device": r.device, "rtol": r.rtol, "atol": r.atol,
         "first_divergent": r.first_divergent, "first_divergent_nodes": r.first_divergent_nodes,
-        "post_grad_error": {g: {n: _num(v) for n, v in m.items()} for g, m in r.post_grad_error.items()},
-        "fx_error": {g: {n: _num(v) for n, v in m.items()} for g, m in r.fx_error.items()},
+        "post_grad_error": {g: {n: json_float(v) for n, v in m.items()} for g, m in r.post_grad_error.items()},
+        "fx_error": {g: {n: json_float(v) for n, v in m.items()} for g, m in r.fx_error.items()},
         "notes": r.notes, "edited": r.edited,
         "kernels": [{"key": row.key, "graph": row.graph, "kernel": row.kernel, "language": row.language,
-                     "calls": row.calls, "ok": row.ok, "max_abs": _num(row.max_abs), "max_rel": _num(row.max_rel),
-                     "mismatched": _num(row.mismatched), "compiled_vs_float64": _num(row.compiled_vs_float64),
-                     "eager_vs_float64": _num(row.eager_vs_float64),
+                     "calls": row.calls, "ok": row.ok, "max_abs": json_float(row.max_abs), "max_rel": json_float(row.max_rel),
+                     "mismatched": json_float(row.mismatched), "compiled_vs_float64": json_float(row.compiled_vs_float64),
+                     "eager_vs_float64": json_float(row.eager_vs_float64),
                      "buffers": [buffer(b) for b in row.buffers]} for row in r.kernels.values()],
     }
 

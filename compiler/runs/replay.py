@@ -54,15 +54,20 @@ def _leaves(c: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
     return leaves
 
 
+def grad_mode(c: Any) -> bool:
+    """The grad mode of the capture: Dynamo guards on it, so a run in another one would recompile."""
+    return c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
+
+
 def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
     """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the
     outputs; on ``inputs`` (e.g. clones) instead of the example inputs when given."""
-    grad_mode = c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
+    mode = grad_mode(c)
     args = c.example_inputs if inputs is None else inputs
     leaves = _leaves(c, args) if c.backward else []
 
     def run() -> Any:
-        with torch.set_grad_enabled(grad_mode):
+        with torch.set_grad_enabled(mode):
             outputs = c.compiled(*args, **(c.call_kwargs or {}))
             roots = grad_roots(outputs) if c.backward else []
             if roots and leaves:
