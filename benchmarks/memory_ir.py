@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 import explorer
-from compiler.memory import fmt_bytes
+from compiler.model.formatting import fmt_bytes
 from tests import workloads
 
 TOGGLES = [{}, {"allow_buffer_reuse": False}, {"inplace_buffers": False}, {"reorder_for_peak_memory": False}]

@@ -27,7 +27,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import explorer
-from compiler import serialize
+from compiler.io import trace as serialize
 
 
 @dataclass

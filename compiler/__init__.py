@@ -1,16 +1,23 @@
-"""The pipeline: drive torch.compile / Inductor, capture every stage as Python objects, save/load traces."""
+"""The pipeline: drive torch.compile / Inductor, capture every stage as Python objects, save/load traces.
 
+This is the top of compiler/ (see ARCHITECTURE.md): it imports every room, which fills the model's
+slots (renderings, runs, JSON), and exports the public names.
+"""
+
+from . import io, render, runs  # noqa: F401 - fill the model's slots
 from ._torch.fx_backend import fx_wrapper_backend
-from .capture import capture
-from .compilation import Compilation
-from .dynamo import DynamoStage, FrameMetrics, Guard, GraphBreak, Recompile, ShapeSymbol
-from .errors import CompileError, TraceFormatError, TraceLoadError
-from .serialize import from_json, load
-from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
-                     Wrapper)
-from .toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
-from .trace_import import trace_env
-from .traceset import Divergence, RankTrace, TraceSet, load_trace
+from .build.capture import capture
+from .build.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
+from .build.trace_import import trace_env
+from .build.traceset_load import load_trace
+from .io.files import load
+from .io.trace import from_json
+from .model.compilation import Compilation
+from .model.dynamo import DynamoStage, FrameMetrics, Guard, GraphBreak, Recompile, ShapeSymbol
+from .model.errors import CompileError, TraceFormatError, TraceLoadError
+from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
+                           Wrapper)
+from .model.traceset import Divergence, RankTrace, TraceSet
 
 __all__ = [
     "capture", "load", "from_json", "Compilation", "GraphCapture", "FxStage", "FxNode", "LoopIRNode",

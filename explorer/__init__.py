@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
-                      TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env,
-                      views)
+                      TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
+from compiler.model import slots as views
 from compiler import capture as compile
 
 __version__ = "0.1.0"

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from compiler import tables
+from compiler.render import table_rows as tables
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -50,7 +50,8 @@ def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     holds a profile / numerics report) and each autotuned kernel's choices; paged when longer than the
     terminal. A saved TraceSet, or a TORCH_TRACE directory or log (read as a TraceSet), prints its ranks."""
     import explorer
-    from compiler import render_tables, tables
+    from compiler.render import table_rows as tables
+    from compiler.render import tables as render_tables
 
     console = console or Console()
     path = Path(args.trace)

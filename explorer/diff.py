@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from compiler import Compilation, GraphCapture, Kernel
-from compiler.memory import fmt_bytes
+from compiler.model.formatting import fmt_bytes
 from compiler.runs.replay import flat_tensors
 
 COUNTED_STAGES = ("fx", "post_grad", "loop_ir", "fused", "kernels")

@@ -20,12 +20,8 @@ compilations are left as they were.
 
 from __future__ import annotations
 
-import contextlib
-import html
 import itertools
-import re
 import time
-import warnings
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -34,11 +30,11 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler import TOGGLES, CompileError, ToggleError, capture
-from compiler.progress import Cancelled, Step
+from compiler.model.progress import Cancelled
 
 from . import cell as cells
-from . import progress as progress_steps
 from . import rerun, settings
+from .cell_status import CellCancelled, CellFailed, StatusLine, error_summary, quiet_capture_warnings
 from .session import Session
 
 # Flag spellings people type; every other toggle is its name with dashes.
@@ -59,59 +55,6 @@ def toggle_flags() -> dict[str, tuple[str, bool]]:
         else:
             flags[f"--{stem}"] = (name, True)
     return flags
-
-
-class CellFailed(Exception):
-    """A %%compile cell that did not compile or run: shown as a short message, not a traceback."""
-
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(f"%%compile failed during {stage}: {message}")
-        self.stage = stage
-
-    def _render_traceback_(self) -> list[str]:
-        return [str(self), "(the notebook namespace and earlier compilations are unchanged)"]
-
-
-class CellCancelled(CellFailed):
-    """A %%compile cell interrupted while compiling: nothing was recorded or assigned."""
-
-    def __init__(self, message: str) -> None:
-        Exception.__init__(self, f"%%compile: {message}")
-        self.stage = "cancelled"
-
-
-class _Progress:
-    """A status line shown while compiling, replaced in place by the result (display_id); while the
-    compile runs it shows the compiler's progress steps as a bar (explorer/progress.py)."""
-
-    def __init__(self, text: str, quiet: bool) -> None:
-        self.quiet = quiet
-        self.handle = None if quiet else display(_Line(text), display_id=True)
-        self.throttle = progress_steps.Throttle()
-
-    def __call__(self, step: Step) -> None:
-        if self.handle is not None and not step.finished and self.throttle.wanted(step):
-            self.handle.update(progress_steps.bar_bundle(step), raw=True)
-
-    def update(self, obj: Any) -> None:
-        if self.handle is not None:
-            self.handle.update(obj if not isinstance(obj, str) else _Line(obj))
-
-    def done(self, obj: Any) -> None:
-        if self.handle is not None:
-            self.handle.update(obj)
-
-
-class _Line:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text,
-                "text/html": f'<div class="ie-progress" style="font-family:monospace">{html.escape(self.text)}</div>'}
-
-    def __repr__(self) -> str:
-        return self.text
 
 
 def _parse_value(text: str) -> Any:
@@ -228,7 +171,7 @@ class ExplorerMagics(Magics):
             self._run_again(previous, inputs, args)
             return
         shown = ", ".join(f"{k}={v}" for k, v in config.items())
-        progress = _Progress(f"compiling {name} ({', '.join(built.params) or 'no tensor inputs'})"
+        progress = StatusLine(f"compiling {name} ({', '.join(built.params) or 'no tensor inputs'})"
                              f"{' with ' + shown if shown else ''}…", args.quiet)
 
         def recompile(new_config: dict[str, Any], shown: Any = False) -> Any:
@@ -243,7 +186,7 @@ class ExplorerMagics(Magics):
             raise CellCancelled(str(error)) from None
         except CompileError as error:
             progress.update(f"{name}: compilation failed during {error.stage}")
-            raise CellFailed(error.stage, _short(error)) from None
+            raise CellFailed(error.stage, error_summary(error)) from None
         except ToggleError as error:
             progress.update(f"{name}: {error}")
             raise UsageError(str(error)) from None
@@ -264,13 +207,13 @@ class ExplorerMagics(Magics):
         """The cell's earlier compilation on new inputs: Dynamo reuses it or recompiles into it."""
         ns, entry = self.shell.user_ns, previous.entry
         compilation, before = entry.compilation, len(entry.compilation.recompiles)
-        progress = _Progress(f"running {entry.name} again on new inputs…", args.quiet)
+        progress = StatusLine(f"running {entry.name} again on new inputs…", args.quiet)
         try:
             with quiet_capture_warnings():
                 outputs = compilation.run(*inputs)
         except CompileError as error:
             progress.update(f"{entry.name}: recompilation failed during {error.stage}")
-            raise CellFailed(error.stage, _short(error)) from None
+            raise CellFailed(error.stage, error_summary(error)) from None
         ns.update({k: v for k, v in (outputs or {}).items() if k in previous.built.assigned})
         if args.name is not None:
             ns[args.name] = compilation
@@ -301,31 +244,6 @@ class ExplorerMagics(Magics):
 
 
 ExplorerMagics.compile_cell = _compile_args(ExplorerMagics.compile_cell)  # type: ignore[method-assign]
-
-
-@contextlib.contextmanager
-def quiet_capture_warnings():
-    """A capture turns Inductor's caches off on purpose; torch's warning about it is noise in a notebook."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*force disabled by torch.compiler.config.force_disable_caches")
-        yield
-
-
-def _short(error: CompileError) -> str:
-    """One paragraph: the error's first line, Dynamo's explanation if any, and the user line it points at."""
-    text = str(error)
-    prefix = f"compilation failed during {error.stage}: "
-    text = text[len(prefix):] if text.startswith(prefix) else text
-    lines = [line.strip() for line in text.strip().splitlines()]
-    parts = [lines[0] if lines else text]
-    explanation = next((line for line in lines if line.startswith("Explanation:")), None)
-    if explanation:
-        parts.append(explanation[len("Explanation:"):].strip()[:400])
-    places = re.findall(r'File "([^"]+)", line (\d+)', text)
-    if places:
-        file, line = places[-1]
-        parts.append(f"at line {line} of the cell" if file.startswith("<%%compile") else f"at {file}:{line}")
-    return " - ".join(parts)
 
 
 def load_ipython_extension(ipython: Any) -> None:

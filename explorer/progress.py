@@ -1,4 +1,4 @@
-"""Showing the compiler's progress steps (compiler/progress.py): a bar in a notebook, rich in a terminal.
+"""Showing the compiler's progress steps (compiler/model/progress.py): a bar in a notebook, rich in a terminal.
 
 ``explorer`` registers ``auto`` when it is imported, so ``explorer.compile``, max-autotune and
 ``c.profile()`` show where they are while they run, and the display goes away when they end. Work
@@ -13,8 +13,8 @@ import time
 import uuid
 from typing import Any
 
-from compiler import progress
-from compiler.progress import COMPILE_STAGES, Cancelled, Step
+from compiler.model import progress
+from compiler.model.progress import COMPILE_STAGES, Cancelled, Step
 
 __all__ = ["Cancelled", "off", "auto_on", "NotebookBar", "TerminalBar"]
 

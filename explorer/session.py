@@ -11,11 +11,11 @@ from __future__ import annotations
 import html
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from compiler import Compilation, capture
-from compiler.compilation import tensor_specs
+from compiler.build.specs import tensor_specs
 
 from . import settings
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from compiler import toggles
 from compiler._torch import inductor_config
+from compiler.build import toggles
 
 
 def default_of(name: str) -> Any:

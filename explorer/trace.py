@@ -14,8 +14,9 @@ from typing import Any
 
 from compiler import CompileError, capture
 from compiler._torch import compile_calls
-from compiler.compilation import tensor_specs
+from compiler.build.specs import tensor_specs
 
+from .cell_status import CellFailed, StatusLine, error_summary, quiet_capture_warnings
 from .session import Entry
 
 _MODES_WITH_AUTOTUNE = ("max-autotune", "max-autotune-no-cudagraphs")
@@ -73,8 +74,6 @@ class _Tracer:
         label = getattr(original, "__qualname__", type(original).__name__)
 
         def recompile(new_config: dict[str, Any]) -> Any:
-            from .magic import quiet_capture_warnings
-
             with quiet_capture_warnings(), self.redirect.paused():
                 return capture(original, *args, config=new_config, dynamic=dynamic, kwargs=kwargs)
 
@@ -90,11 +89,9 @@ class _Tracer:
 
 def run_traced(magics: Any, source: str, name: str, config: dict[str, Any], args: Any) -> list[Entry]:
     """Run ``source`` in the notebook with torch.compile'd calls captured; the entries recorded."""
-    from .magic import CellFailed, _Progress, _short
-
     ns = magics.shell.user_ns
     tracer = _Tracer(magics, name, config, args.dynamic)
-    progress = _Progress(f"running {name}, capturing its torch.compile'd calls…", args.quiet)
+    progress = StatusLine(f"running {name}, capturing its torch.compile'd calls…", args.quiet)
     swapped = {}
     for key, value in list(ns.items()):
         if key.startswith("_") or isinstance(value, type):
@@ -113,7 +110,7 @@ def run_traced(magics: Any, source: str, name: str, config: dict[str, Any], args
             tracer.redirect = redirect
             exec(code, ns)  # noqa: S102 - the user's own cell, as IPython would run it
     except CompileError as error:
-        raise CellFailed(error.stage, _short(error)) from None
+        raise CellFailed(error.stage, error_summary(error)) from None
     finally:
         for key, value in list(ns.items()):
             if isinstance(value, _Traced):

@@ -12,15 +12,14 @@ import time
 from typing import Any
 
 from compiler import CompileError, ToggleError
-from compiler.serialize import SCHEMA, VERSION
+from compiler.io.trace import SCHEMA, VERSION
 
 from . import settings
 from .diff import diff
-from .session import Entry, Session
 
 
 class SessionView:
-    def __init__(self, session: Session, entry: Entry | None = None, *, follow: bool = False) -> None:
+    def __init__(self, session: Any, entry: Any = None, *, follow: bool = False) -> None:
         from widgets import ExplorerWidget
 
         self.session = session
@@ -43,7 +42,7 @@ class SessionView:
         elif action.get("type") == "select":
             self.show(int(action.get("index", -1)))
 
-    def set_toggle(self, name: str, value: Any) -> Entry | None:
+    def set_toggle(self, name: str, value: Any) -> Any:
         """Switch one toggle: served from the session when compiled before, else recompiled."""
         if self.entry is None:
             return None
@@ -71,7 +70,7 @@ class SessionView:
         self._switch(self.session[index], cached=True, started=started)
 
     # --- pushing ---------------------------------------------------------------------------
-    def _switch(self, new: Entry, *, cached: bool, started: float) -> None:
+    def _switch(self, new: Any, *, cached: bool, started: float) -> None:
         previous, self.entry = self.entry, new
         d = diff(previous.compilation, new.compilation) if previous is not None and previous is not new else None
         with self.widget.hold_trait_notifications():
@@ -90,7 +89,7 @@ class SessionView:
         if not keep_status:
             self.widget.status = {"state": "idle", "message": self.entry.label if self.entry else "no compilation yet"}
 
-    def _on_new_entry(self, entry: Entry) -> None:
+    def _on_new_entry(self, entry: Any) -> None:
         if self._requesting:
             return  # our own recompile: set_toggle shows it
         self._switch(entry, cached=True, started=time.perf_counter())

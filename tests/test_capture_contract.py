@@ -13,7 +13,9 @@ from rich.console import Console
 from torch._inductor import config as inductor_config  # tests may read torch internals to check restoration
 
 import explorer
-from compiler import CompileError, ToggleError, TraceFormatError, serialize, toggles
+from compiler import CompileError, ToggleError, TraceFormatError
+from compiler.io import trace as serialize
+from compiler.build import toggles
 from compiler._torch import fusion_log
 from tests import workloads
 

@@ -16,7 +16,8 @@ import pytest
 from rich.console import Console
 
 import explorer
-from compiler import from_json, kernel_ir, sass
+from compiler import from_json
+from compiler.build import ir_line_maps as kernel_ir, sass
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -138,9 +139,9 @@ def test_partial_cache_entry_and_other_gpu_are_explained(tmp_path, monkeypatch):
     """A Triton cache entry holding only the binary, compiled for another GPU than this one."""
     import types
 
-    from compiler import assemble
+    from compiler.build import assemble
     from compiler._torch import triton_ir
-    from compiler.stages import Kernel
+    from compiler.model.stages import Kernel
 
     entry = tmp_path / "HASHKEY"
     entry.mkdir()

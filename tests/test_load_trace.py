@@ -19,7 +19,7 @@ from rich.console import Console
 import explorer
 import widgets
 from benchmarks.load_trace import synthetic_log
-from compiler.trace_log import format_record
+from compiler.model.trace_log import format_record
 from explorer.__main__ import main as cli
 
 JOB = Path(__file__).resolve().parents[1] / "examples" / "two_ranks.py"

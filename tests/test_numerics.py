@@ -12,6 +12,7 @@ from rich.console import Console
 
 import explorer
 from compiler._torch import inductor_config
+from compiler.io import reports
 from compiler.runs import numerics
 from compiler.runs.replay import NotRunnableError
 from tests import workloads
@@ -144,11 +145,11 @@ def test_infinite_errors_survive_strict_json():
     check = numerics.BufferCheck("buf0", "sub", 0, compared=True, ok=False, max_rel=math.inf)
     row = numerics.KernelNumerics("k", "g0", "k", "cpp", 1, [check])
     report = numerics.NumericsReport("eager", "cpu", None, None, {"k": row}, "k")
-    data = numerics.to_json(report)
+    data = reports.numerics_to_json(report)
     import json
 
     json.dumps(data, allow_nan=False)
-    assert numerics.from_json(data).kernels["k"].max_rel == math.inf
+    assert reports.numerics_from_json(data).kernels["k"].max_rel == math.inf
 
 
 def test_diff_shows_how_the_error_changed(cancellation):
@@ -181,7 +182,7 @@ def test_bad_requests_are_refused(tmp_path, cancellation):
 
 
 def test_kernels_table_marks_the_first_divergent_kernel_and_sorts_by_error(cancellation):
-    from compiler import tables
+    from compiler.render import table_rows as tables
 
     c, _, _ = cancellation
     report = c.numerics[-1] if c.numerics else c.check_numerics()

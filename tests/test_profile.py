@@ -11,7 +11,7 @@ from rich.console import Console
 
 import explorer
 from compiler._torch import profiling, runtime
-from compiler.runs import profile_trace
+from compiler.io import chrome_trace as profile_trace
 from compiler.runs.profile import ProfilerBusyError
 from compiler.runs.replay import NotRunnableError
 from tests import workloads

@@ -15,10 +15,10 @@ import torch
 from jupyter_client.manager import KernelManager
 
 import explorer
-from compiler import progress
+from compiler.model import progress
 from compiler._torch import inductor_config
-from compiler.assemble import InnerRecord
-from compiler.capture import _Recorder
+from compiler.build.assemble import InnerRecord
+from compiler.build.capture import _Recorder
 from explorer import progress as shown
 from tests import workloads
 

@@ -17,9 +17,10 @@ from torch import nn
 
 import explorer
 from benchmarks import real_models
-from compiler import frames, provenance
+from compiler.build import frames
+from compiler.model import provenance
 from compiler._torch import module_frames
-from compiler.stages import FxNode, FxStage, Kernel
+from compiler.model.stages import FxNode, FxStage, Kernel
 
 # compiled once for the whole module; `make real-models` runs every model of benchmarks/real_models.py
 CI_MODELS = ("conv_bn_relu_train", "cond_experts", "while_loop", "invoke_subgraph", "checkpoint", "bert")

@@ -1,4 +1,4 @@
-"""Kernels and autotune tables (compiler/tables.py) and the terminal view that prints them."""
+"""Kernels and autotune tables (compiler/render/table_rows.py) and the terminal view that prints them."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 import explorer
-from compiler import tables
-from compiler.stages import AutotuneRecord
+from compiler.render import table_rows as tables
+from compiler.model.stages import AutotuneRecord
 from explorer.__main__ import main
 
 FIXTURES = Path(__file__).parent / "fixtures"

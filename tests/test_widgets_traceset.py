@@ -83,7 +83,7 @@ def test_traceset_to_html_writes_the_traceset_view(tmp_path):
 
 
 def test_notebooks_show_the_widgets_and_fall_back_to_html_without_them(monkeypatch):
-    from compiler import views
+    from compiler.model import slots as views
 
     widget_mime = "application/vnd.jupyter.widget-view+json"
     ts = explorer.load_trace(NCCL)

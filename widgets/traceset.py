@@ -1,4 +1,4 @@
-"""A TraceSet (a multi-rank job, compiler/traceset.py) cut into parts, one compilation at a time.
+"""A TraceSet (a multi-rank job, compiler/model/traceset.py) cut into parts, one compilation at a time.
 
 The first view needs only the TraceSet's summary: every rank's compiles (as the log index sees them,
 no graph parsed) and where the ranks diverge. Each compilation gets a short key (``c0``, ``c1``...)

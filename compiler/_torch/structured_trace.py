@@ -22,7 +22,7 @@ from typing import Callable, Iterator, TextIO
 
 from torch._logging import structured as _structured
 
-from ..trace_log import Record, format_record, record_of
+from ..model.trace_log import Record, format_record, record_of
 
 TRACE_LOGGER = "torch.__trace"
 LOG_PREFIX = "dedicated_log_torch_trace_"  # torch's own name for these files (LazyTraceHandler)

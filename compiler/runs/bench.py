@@ -8,7 +8,8 @@ from typing import Any
 import torch
 
 from .._torch import runtime
-from . import cost, devices, replay
+from ..model import cost, slots
+from . import devices, replay
 from .timing import cold_ms, warm_ms
 
 SEED = 1234
@@ -138,6 +139,7 @@ def in_place_profile(c: Any) -> Any:
     return profile(c, runs=10, warmup=3)
 
 
+@slots.bench_kernel.fill
 def bench_kernel(kernel: Any, graph: Any | None = None, in_place: Any = None) -> KernelBench:
     """``in_place``: a Profile already taken of the kernel's compilation (c.bench() takes one for all
     kernels); otherwise one is taken when the compilation is live.
@@ -183,6 +185,7 @@ def _has(graph: Any, name: str) -> bool:
         return False
 
 
+@slots.bench_compilation.fill
 def bench_compilation(c: Any) -> CompilationBench:
     _require_cuda()
     profile = in_place_profile(c)

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ..model import slots
 from .replay import flat_tensors
 
 
@@ -29,6 +30,7 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     return [t.detach().clone() for t in flat_tensors(value)]
 
 
+@slots.check_determinism.fill
 def check(c: Any, runs: int = 5) -> DeterminismReport:
     if runs < 2:
         raise ValueError("check_determinism needs runs >= 2")

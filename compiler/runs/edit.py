@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model import slots
+
 
 class KernelEditError(RuntimeError):
     pass
@@ -47,6 +49,7 @@ class EditResult:
                 f"max rel {self.max_rel_error:.3g}, bitwise {self.bitwise_equal}{timing})")
 
 
+@slots.edit_kernel.fill
 def edit_kernel(kernel: Any, new_source: str, *, bench: bool = True, timeout_s: float = 300.0) -> EditResult:
     if kernel.language not in ("triton", "template"):
         raise KernelEditError(f"only Triton kernels can be edited; {kernel.id} is {kernel.language}")

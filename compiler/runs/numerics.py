@@ -25,10 +25,10 @@ from typing import Any, Mapping
 import torch
 
 from .._torch import kernel_calls, runtime
-from ..records import json_float
-from ..stages import _Rendered
-from . import kernel_io, reference, replay
-from .keys import kernel_keys
+from ..model import kernel_io, slots
+from ..model.keys import kernel_keys
+from ..model.numerics import BufferCheck, KernelNumerics, NumericsReport
+from . import reference, replay
 
 REFERENCES = ("eager", "float64")
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
@@ -37,113 +37,6 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
     torch.float16: (1e-3, 1e-5),
     torch.bfloat16: (1.6e-2, 1e-5),
 }
-
-
-@dataclass
-class BufferCheck:
-    """One buffer one kernel call wrote, against its reference."""
-
-    buffer: str
-    node: str | None  # the post-grad node whose value the buffer holds
-    call: int  # which call of the kernel (0-based): a kernel may run once per layer
-    dtype: str = ""
-    shape: list[int] = field(default_factory=list)
-    compared: bool = False
-    ok: bool | None = None
-    max_abs: float | None = None
-    max_rel: float | None = None  # max |compiled - reference| / max |reference|
-    mismatched: float | None = None  # fraction of elements outside tolerance
-    rtol: float | None = None
-    atol: float | None = None
-    compiled_vs_float64: float | None = None  # max_rel of the compiled buffer against float64
-    eager_vs_float64: float | None = None  # max_rel of eager against float64
-    nan: tuple[int, int] = (0, 0)  # NaNs in the compiled buffer, in the reference
-    inf: tuple[int, int] = (0, 0)
-    note: str = ""  # why it was not compared
-
-
-@dataclass
-class KernelNumerics:
-    key: str
-    graph: str
-    kernel: str
-    language: str
-    calls: int
-    buffers: list[BufferCheck] = field(default_factory=list)
-
-    @property
-    def compared(self) -> list[BufferCheck]:
-        return [b for b in self.buffers if b.compared]
-
-    @property
-    def ok(self) -> bool | None:
-        """True within tolerance, False outside, None when nothing could be compared."""
-        checked = self.compared
-        return None if not checked else all(b.ok for b in checked)
-
-    def _worst(self, attr: str) -> float | None:
-        values = [getattr(b, attr) for b in self.compared if getattr(b, attr) is not None]
-        return max(values) if values else None
-
-    @property
-    def max_abs(self) -> float | None:
-        return self._worst("max_abs")
-
-    @property
-    def max_rel(self) -> float | None:
-        return self._worst("max_rel")
-
-    @property
-    def mismatched(self) -> float | None:
-        return self._worst("mismatched")
-
-    @property
-    def compiled_vs_float64(self) -> float | None:
-        return self._worst("compiled_vs_float64")
-
-    @property
-    def eager_vs_float64(self) -> float | None:
-        return self._worst("eager_vs_float64")
-
-    @property
-    def notes(self) -> list[str]:
-        return sorted({f"{b.buffer}: {b.note}" for b in self.buffers if b.note})
-
-    def __repr__(self) -> str:
-        state = {True: "ok", False: "DIVERGES", None: "not compared"}[self.ok]
-        rel = f", max rel {self.max_rel:.3g}" if self.max_rel is not None else ""
-        return f"KernelNumerics({self.key}: {state}{rel}, {len(self.compared)}/{len(self.buffers)} buffers)"
-
-
-@dataclass(repr=False)
-class NumericsReport(_Rendered):
-    """Every kernel's outputs against a reference, in execution order (``kernels``)."""
-
-    reference: str
-    device: str
-    rtol: float | None  # None: the per-dtype defaults (TOLERANCES)
-    atol: float | None
-    kernels: dict[str, KernelNumerics]
-    first_divergent: str | None
-    first_divergent_nodes: dict[str, list[Any]] = field(default_factory=dict)  # post_grad, fx, user_lines
-    post_grad_error: dict[str, dict[str, float]] = field(default_factory=dict)  # graph -> node -> max_rel
-    fx_error: dict[str, dict[str, float]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    edited: list[str] = field(default_factory=list)  # kernels run with an edited source
-
-    @property
-    def divergent(self) -> list[str]:
-        return [key for key, row in self.kernels.items() if row.ok is False]
-
-    @property
-    def ok(self) -> bool:
-        return not self.divergent
-
-    def __repr__(self) -> str:
-        compared = sum(1 for row in self.kernels.values() if row.ok is not None)
-        verdict = "all within tolerance" if self.ok else f"first divergent: {self.first_divergent}"
-        return (f"NumericsReport(vs {self.reference} on {self.device}: {compared}/{len(self.kernels)} kernels "
-                f"compared, {verdict})")
 
 
 # ------------------------------------------------------------------------------------------ comparing
@@ -344,6 +237,7 @@ def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[s
     return eager, exact, ""
 
 
+@slots.check_numerics.fill
 def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol: float | None = None,
           edits: Mapping[Any, str] | None = None) -> NumericsReport:
     if reference_kind not in REFERENCES:
@@ -427,53 +321,3 @@ def _link(report: NumericsReport, c: Any) -> None:
         kernel = graphs[row.graph].kernel(row.kernel)
         report.first_divergent_nodes = {"post_grad": list(kernel.post_grad_nodes), "fx": list(kernel.fx_nodes),
                                          "user_lines": [list(u) for u in kernel.user_lines]}
-
-
-# ------------------------------------------------------------------------------------------ JSON
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-_BUFFER_FLOATS = ("max_abs", "max_rel", "mismatched", "rtol", "atol", "compiled_vs_float64", "eager_vs_float64")
-
-
-def to_json(r: NumericsReport) -> dict[str, Any]:
-    def buffer(b: BufferCheck) -> dict[str, Any]:
-        return {"buffer": b.buffer, "node": b.node, "call": b.call, "dtype": b.dtype, "shape": b.shape,
-                "compared": b.compared, "ok": b.ok, "nan": list(b.nan), "inf": list(b.inf), "note": b.note,
-                **{name: json_float(getattr(b, name)) for name in _BUFFER_FLOATS}}
-
-    return {
-        "reference": r.reference, "device": r.device, "rtol": r.rtol, "atol": r.atol,
-        "first_divergent": r.first_divergent, "first_divergent_nodes": r.first_divergent_nodes,
-        "post_grad_error": {g: {n: json_float(v) for n, v in m.items()} for g, m in r.post_grad_error.items()},
-        "fx_error": {g: {n: json_float(v) for n, v in m.items()} for g, m in r.fx_error.items()},
-        "notes": r.notes, "edited": r.edited,
-        "kernels": [{"key": row.key, "graph": row.graph, "kernel": row.kernel, "language": row.language,
-                     "calls": row.calls, "ok": row.ok, "max_abs": json_float(row.max_abs), "max_rel": json_float(row.max_rel),
-                     "mismatched": json_float(row.mismatched), "compiled_vs_float64": json_float(row.compiled_vs_float64),
-                     "eager_vs_float64": json_float(row.eager_vs_float64),
-                     "buffers": [buffer(b) for b in row.buffers]} for row in r.kernels.values()],
-    }
-
-
-def from_json(data: dict[str, Any]) -> NumericsReport:
-    def buffer(b: dict[str, Any]) -> BufferCheck:
-        return BufferCheck(buffer=str(b["buffer"]), node=b.get("node"), call=int(b.get("call", 0)),
-                           dtype=str(b.get("dtype", "")), shape=list(b.get("shape", [])),
-                           compared=bool(b.get("compared")), ok=b.get("ok"), nan=tuple(b.get("nan", (0, 0))),
-                           inf=tuple(b.get("inf", (0, 0))), note=str(b.get("note", "")),
-                           **{name: _float(b.get(name)) for name in _BUFFER_FLOATS})
-
-    rows = {k["key"]: KernelNumerics(k["key"], k["graph"], k["kernel"], k.get("language", ""), int(k.get("calls", 0)),
-                                     [buffer(b) for b in k.get("buffers", [])]) for k in data.get("kernels", [])}
-    return NumericsReport(
-        reference=str(data.get("reference", "eager")), device=str(data.get("device", "?")),
-        rtol=_float(data.get("rtol")), atol=_float(data.get("atol")), kernels=rows,
-        first_divergent=data.get("first_divergent"), first_divergent_nodes=dict(data.get("first_divergent_nodes") or {}),
-        post_grad_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("post_grad_error") or {}).items()},
-        fx_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("fx_error") or {}).items()},
-        notes=list(data.get("notes", [])), edited=list(data.get("edited", [])),
-    )

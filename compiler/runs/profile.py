@@ -23,17 +23,15 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 import torch
 
-from .. import progress
 from .._torch import profiling, runtime
-from ..stages import _Rendered
+from ..model import progress, slots
+from ..model.keys import kernel_keys
+from ..model.profile import KernelRef, Profile
 from . import replay
-from .keys import kernel_keys
 
 RUN_MARK = "inductor_explorer.run"
 _GRAPH_CALL = "## Call CompiledFxGraph"
@@ -41,82 +39,6 @@ _GRAPH_CALL = "## Call CompiledFxGraph"
 
 class ProfilerBusyError(RuntimeError):
     """Another profiler is recording in this process; two cannot record at once."""
-
-
-@dataclass
-class KernelRef:
-    """Which kernel a profile key names."""
-
-    graph: str
-    kernel: str
-    language: str
-
-
-@dataclass(repr=False)
-class Profile(_Rendered):
-    """Mean times per run of the compiled function, attributed to kernels, nodes and the user's lines.
-
-    Kernel keys are kernel ids; where two graphs of the compilation have a kernel of the same id
-    (forward and backward both defining ``cpp_fused_0``) both are qualified as ``g1/cpp_fused_0``.
-    Node maps are per graph (graph id -> node name -> ms) because node names repeat across graphs.
-    """
-
-    device: str
-    runs: int
-    warmup: int
-    total_ms: float  # device time of the compiled graphs per run (CPU: time inside the graphs' calls)
-    wall_ms: float  # host wall time per run, from the call to its results being ready
-    kernel_ms: dict[str, float]
-    kernel_calls: dict[str, float]  # launches per run
-    kernels: dict[str, KernelRef]
-    post_grad_ms: dict[str, dict[str, float]]
-    fx_node_ms: dict[str, dict[str, float]]
-    line_ms: dict[tuple[str, int], float]
-    unattributed_ms: float
-    unattributed: dict[str, float]  # what the unattributed time was: operator / CUDA kernel name -> ms per run
-    timeline: list[list[Any]] = field(default_factory=list)  # one run: [key, start_us, duration_us]
-    created: str = ""
-    _trace: Any = field(default=None, repr=False, compare=False)  # the live torch.profiler result
-
-    @property
-    def fraction(self) -> dict[str, float]:
-        """Kernel key -> share of ``total_ms``."""
-        return {k: (ms / self.total_ms if self.total_ms else 0.0) for k, ms in self.kernel_ms.items()}
-
-    @property
-    def attributed_ms(self) -> float:
-        return sum(self.kernel_ms.values())
-
-    def key_of(self, kernel: Any) -> str:
-        """The key of a Kernel object in this profile's maps."""
-        graph = kernel.graph.id if kernel.graph is not None else None
-        for key, ref in self.kernels.items():
-            if ref.kernel == kernel.id and (graph is None or ref.graph == graph):
-                return key
-        raise KeyError(f"kernel {kernel.id} is not in this profile")
-
-    def ms(self, kernel: Any) -> float:
-        """Mean ms per run of a Kernel object (0.0 when it did not run)."""
-        return self.kernel_ms.get(self.key_of(kernel), 0.0)
-
-    def top_kernels(self, n: int = 10) -> list[tuple[str, float]]:
-        return sorted(self.kernel_ms.items(), key=lambda kv: -kv[1])[:n]
-
-    def top_lines(self, n: int = 10) -> list[tuple[tuple[str, int], float]]:
-        return sorted(self.line_ms.items(), key=lambda kv: -kv[1])[:n]
-
-    def export_chrome_trace(self, path: str | Path) -> Path:
-        """A Chrome/Perfetto trace. Live: the profiler's full trace, kernel events named by explorer ids;
-        loaded: the recorded run's kernel slices."""
-        from .profile_trace import write_chrome_trace
-
-        return write_chrome_trace(self, Path(path))
-
-    def __repr__(self) -> str:
-        top = ", ".join(f"{k} {v:.3f}" for k, v in self.top_kernels(3))
-        return (f"Profile({self.device}, {self.runs} runs: {self.total_ms:.3f} ms per run in kernels+externs "
-                f"({self.attributed_ms:.3f} attributed, {self.unattributed_ms:.3f} not), wall {self.wall_ms:.3f} ms; "
-                f"top: {top})")
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -150,6 +72,7 @@ def _label(graph_id: str, kernel_id: str) -> str:
     return f"explorer:{graph_id}/{kernel_id}"
 
 
+@slots.profile.fill
 def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
     _check(runs, warmup)
     replay.check_runnable(c, "profile()")
@@ -334,37 +257,3 @@ def _own_lines(nodes: tuple[dict[str, Any], dict[str, Any]], kernel: Any) -> lis
     mine += [fx[n] for n in kernel.fx_nodes if n in fx]
     own = list(dict.fromkeys(n.user_line for n in mine if n.user_line))
     return own or list(kernel.user_lines[:1])
-
-
-# ------------------------------------------------------------------------------------------ JSON
-
-
-def to_json(p: Profile) -> dict[str, Any]:
-    return {
-        "device": p.device, "runs": p.runs, "warmup": p.warmup, "created": p.created,
-        "total_ms": p.total_ms, "wall_ms": p.wall_ms, "unattributed_ms": p.unattributed_ms,
-        "unattributed": p.unattributed,
-        "kernels": [{"key": key, "graph": ref.graph, "kernel": ref.kernel, "language": ref.language,
-                     "ms": p.kernel_ms.get(key, 0.0), "calls": p.kernel_calls.get(key, 0.0),
-                     "fraction": p.fraction.get(key, 0.0)} for key, ref in p.kernels.items()],
-        "post_grad_ms": p.post_grad_ms, "fx_node_ms": p.fx_node_ms,
-        "line_ms": [[file, line, ms] for (file, line), ms in p.line_ms.items()],
-        "timeline": p.timeline,
-    }
-
-
-def from_json(data: dict[str, Any]) -> Profile:
-    rows = data.get("kernels", [])
-    return Profile(
-        device=str(data.get("device", "?")), runs=int(data.get("runs", 0)), warmup=int(data.get("warmup", 0)),
-        total_ms=float(data.get("total_ms", 0.0)), wall_ms=float(data.get("wall_ms", 0.0)),
-        kernel_ms={r["key"]: float(r["ms"]) for r in rows},
-        kernel_calls={r["key"]: float(r.get("calls", 0.0)) for r in rows},
-        kernels={r["key"]: KernelRef(r["graph"], r["kernel"], r.get("language", "")) for r in rows},
-        post_grad_ms={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("post_grad_ms") or {}).items()},
-        fx_node_ms={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("fx_node_ms") or {}).items()},
-        line_ms={(str(f), int(line)): float(ms) for f, line, ms in data.get("line_ms", [])},
-        unattributed_ms=float(data.get("unattributed_ms", 0.0)),
-        unattributed={str(k): float(v) for k, v in (data.get("unattributed") or {}).items()},
-        timeline=[list(row) for row in data.get("timeline", [])], created=str(data.get("created", "")),
-    )

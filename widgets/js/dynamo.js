@@ -12,7 +12,7 @@ import "./dynamo.css";
 const list = (value) => (Array.isArray(value) ? value : []);
 const GUARD_ROW_H = 24;
 const GUARD_ROWS_VISIBLE = 14;
-// Dynamo's metric name -> column title (as compiler/render_dynamo.py's terminal table).
+// Dynamo's metric name -> column title (as compiler/render/dynamo.py's terminal table).
 const METRIC_COLUMNS = [
   ["entire_frame_compile_time_s", "total s"],
   ["backend_compile_time_s", "backend s"],

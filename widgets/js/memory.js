@@ -16,7 +16,7 @@ const MARGIN = { left: 68, right: 14, top: 16, bottom: 22 };
 const ROW_H = 24;
 const BUFFER_COLUMNS = ["buffer", "bytes", "dtype", "shape", "kind", "alloc", "free", "storage / reuses"];
 
-/** Bytes as people read them (the same units as compiler.memory.fmt_bytes). */
+/** Bytes as people read them (the same units as compiler.model.formatting.fmt_bytes). */
 export function formatBytes(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "?";
   if (Math.abs(n) < 1024) return `${n.toFixed(0)} B`;

@@ -1,0 +1,312 @@
+"""Raw capture records of one inner compile -> a linked GraphCapture.
+
+Links are computed once here and stored as id lists in both directions, so every view (and the JSON)
+can highlight the rest without searching.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._torch import fx_meta, runtime, triton_ir
+from ..model import provenance
+from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
+                            Wrapper)
+from . import feature_scan as features
+from . import frames, sass, triton_meta, wrapper_code
+from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
+from .ir_line_maps import kernel_ir
+from .memory_plan import build_timeline
+from .wrapper_graph import wrapper_fx
+
+
+@dataclass
+class InnerRecord:
+    """What the hooks saw during one inner compile (filled while Inductor runs)."""
+
+    dynamo_index: int
+    kind: str
+    loop_ir: list[dict[str, Any]] = field(default_factory=list)
+    eliminated: list[dict[str, Any]] = field(default_factory=list)
+    post_grad_module: Any = None  # the GraphModule handed to Inductor's inner compile (lowered in place)
+    names: Any = None  # fx_stage.StageNames of post_grad_module, made once it is lowered
+    dynamo_graph_paths: dict[int, str] = field(default_factory=dict)  # Dynamo fx.Graph id -> subgraph path
+    fused: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[tuple[str, str, str]] = field(default_factory=list)
+    wrapper: str = ""
+    provenance: dict[str, list[str]] = field(default_factory=dict)
+    kernel_traces: dict[str, list[str]] = field(default_factory=dict)
+    node_lines: dict[str, set[str]] = field(default_factory=dict)
+    kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
+    combos: dict[str, list[list[str]]] = field(default_factory=dict)  # "kernel:handle" -> sub-kernels' nodes
+    pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
+    timings: dict[str, float] = field(default_factory=dict)
+    autotune: list[AutotuneRecord] = field(default_factory=list)
+    memory: dict[str, Any] | None = None  # planned wrapper events (wrapper_ir.events) + Inductor's estimate
+    wrapper_fx: dict[str, Any] | None = None  # wrapper_fx.convert's result
+    compiled_fn: Any = None
+
+
+def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: GraphCapture | None = None) -> GraphCapture:
+    """``forward``: for a backward graph, the forward graph of the same Dynamo graph (its saved values)."""
+    fx = fx_stage("fx", dynamo_module)  # its own copy: forward and backward link it differently
+    post_grad = fx_stage("post_grad", record.post_grad_module)
+    inputs = input_links(post_grad, fx, forward.post_grad if forward is not None else None)
+    link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs)
+    return assemble_stages(index, record, fx, post_grad)
+
+
+def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage) -> GraphCapture:
+    """The linked GraphCapture of FX stages already built (from live modules or from a log's text)."""
+    loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
+    fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f["origins"]))
+             for f in record.fused]
+    group_of = {member: g.name for g in fused for member in g.nodes}
+    for node in loop_ir:
+        node.group = None if node.eliminated else group_of.get(node.name)
+    kernels = _kernels(record, loop_ir, post_grad, fx)
+    _link_back(kernels, loop_ir, fused, post_grad, fx)
+    wrapper = Wrapper(
+        source=record.wrapper,
+        kernel_lines={line: k.id for k in kernels for line in k.wrapper_lines},
+    )
+    memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
+    wrapper.fx = wrapper_fx(record.wrapper_fx, kernels, loop_ir, memory)
+    graph = GraphCapture(
+        index=index, kind=record.kind, dynamo_graph=record.dynamo_index, fx=fx, post_grad=post_grad,
+        loop_ir=loop_ir, fused=fused, kernels=kernels, wrapper=wrapper, autotune=list(record.autotune),
+        not_fused=_not_fused(record.refused, group_of), timings=dict(record.timings), memory=memory,
+        compiled_fn=record.compiled_fn,
+    )
+    provenance.annotate(graph)
+    graph.features = features.find(
+        kernels, post_grad, record.wrapper, {_split_key(key): groups for key, groups in record.combos.items()},
+        {n.name: n.origins for n in loop_ir}, _pad_decisions_of(record),
+    )
+    return graph
+
+
+def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
+    """The shape-padding decisions whose matmul ended up in this graph, linked to its post-grad nodes
+    (the decision names a node of the joint graph; post-grad nodes record it in ``from_node``)."""
+    if record.post_grad_module is None:
+        return []
+    made_from: dict[tuple[str, int | None], list[str]] = {}
+    own_names: set[str] = set()
+    for path, module in graph_modules(record.post_grad_module):
+        for node in module.graph.nodes:
+            if not path:
+                own_names.add(node.name)
+            for source in [(node.name, id(module.graph)), *fx_meta.origin_sources(node)]:
+                made_from.setdefault(source, []).append(qualified(path, node.name))
+    out = []
+    for decision in record.pad_decisions:
+        nodes = made_from.get((decision["node"], decision["graph_id"]), [])
+        if not nodes and decision["node"] in own_names and record.kind != "backward":
+            # a matmul left unpadded is the same node in an inference graph, with no ancestry recorded
+            nodes = [decision["node"]]
+        if nodes:  # a training step's matmul lands in the forward or the backward graph
+            out.append({**{k: v for k, v in decision.items() if k != "graph_id"}, "nodes": nodes})
+    return out
+
+
+def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:
+    return LoopIRNode(
+        name=raw["name"], kind=raw["kind"], buffers=list(raw["buffers"]), buffer_nodes=dict(raw["buffer_nodes"]),
+        device=raw["device"],
+        dtype=raw["dtype"], size=list(raw["size"]), stride=list(raw["stride"]), ranges=dict(raw["ranges"]),
+        sizes=[list(p) for p in raw["sizes"]], indexing=dict(raw["indexing"]), reads=list(raw["reads"]),
+        writes=list(raw["writes"]), body=raw["body"], origins=list(raw["origins"]),
+        extern_target=raw["extern_target"], eliminated=eliminated,
+    )
+
+
+def _not_fused(refused: list[tuple[str, str, str]], group_of: dict[str, str]) -> list[NotFused]:
+    """Keep the last reason per pair, and only pairs that really ended up in different groups."""
+    reasons: dict[tuple[str, str], str] = {}
+    for name1, name2, reason in refused:
+        reasons[(name1, name2)] = reason
+    out = []
+    for (name1, name2), reason in reasons.items():
+        members1, members2 = name1.split("_"), name2.split("_")
+        groups = {group_of.get(m) for m in members1} | {group_of.get(m) for m in members2}
+        if len(groups - {None}) > 1:
+            out.append(NotFused(name1, name2, reason))
+    return out
+
+
+def _split_key(key: str) -> str:
+    name, sep, handle = key.rpartition(":")
+    return name if sep and handle.isdigit() else key
+
+
+def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> list[Kernel]:
+    definitions = wrapper_code.kernel_definitions(record.wrapper)
+    call_lines = wrapper_code.handle_call_lines(record.wrapper)
+    base_counts = Counter(_split_key(key) for key in record.provenance)
+    kernels: list[Kernel] = []
+    seen_defined: set[str] = set()
+    scheduled: dict[str, list[str]] = {}  # kernel id -> the scheduler nodes codegen emitted it for
+    for key, nodes in record.provenance.items():
+        base = _split_key(key)
+        definition = definitions.get(base)
+        if definition is not None:
+            if base in seen_defined:  # one kernel called for several groups (e.g. every layer): merge
+                existing = next(k for k in kernels if k.name == base)
+                existing.post_grad_nodes += [n for n in nodes if n not in existing.post_grad_nodes]
+                scheduled[base] += [n for n in record.kernel_nodes.get(key, []) if n not in scheduled[base]]
+                continue
+            seen_defined.add(base)
+            kernel = Kernel(id=base, name=base, language=definition.language, source=definition.source,
+                            post_grad_nodes=list(nodes), wrapper_lines=list(range(definition.lines[0], definition.lines[1] + 1))[:1] + definition.calls)
+        else:
+            line, text = call_lines.get(key, (None, base))
+            kernel_id = base if base_counts[base] == 1 else key
+            kernel = Kernel(id=kernel_id, name=base, language="extern", source=text, post_grad_nodes=list(nodes),
+                            wrapper_lines=[line] if line else [])
+        kernel.meta["stack_traces"] = record.kernel_traces.get(key, [])
+        scheduled[kernel.id] = list(record.kernel_nodes.get(key, []))
+        kernels.append(kernel)
+    for name, definition in definitions.items():  # kernels Inductor did not report provenance for
+        if name not in seen_defined:
+            kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
+                                  wrapper_lines=[definition.lines[0]] + definition.calls))
+    names = [k.name for k in kernels if k.language in ("triton", "template")]
+    live = runtime.wrapper_globals(record.compiled_fn, names) if record.compiled_fn is not None and names else {}
+    for kernel in kernels:
+        _attach(kernel, record, loop_ir, post_grad, fx, scheduled.get(kernel.id, []))
+        if kernel.language in ("triton", "template"):
+            _triton_meta(kernel, record.wrapper, live)
+    with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
+    if with_ir:
+        record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
+    return kernels
+
+
+def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:
+    """Triton's IR stages of each kernel's chosen binary; SASS disassembled in parallel (subprocesses).
+    Returns the seconds it took."""
+    started = time.perf_counter()
+    raws = [triton_ir.capture(live[k.name], k.name) for k in kernels]
+    arch = triton_ir.device_arch() if raws else None
+    with ThreadPoolExecutor(max_workers=min(8, len(raws) or 1)) as pool:
+        disassembled = list(pool.map(lambda raw: sass.disassemble(raw["cubin"]) if raw.get("cubin") else None, raws))
+    for kernel, raw, result in zip(kernels, raws, disassembled):
+        if result is not None:
+            text, note = result
+            raw.setdefault("notes", []).append(note)
+            if text:
+                raw["texts"]["sass"] = text
+        compiled_for = raw.get("meta", {}).get("arch")
+        if compiled_for and arch and compiled_for != arch:
+            raw["notes"].append(f"compiled for sm_{compiled_for}, but this GPU is sm_{arch}: "
+                                "registers and SASS describe the other GPU")
+        kernel.ir = kernel_ir(raw, kernel.source, kernel.name)
+    return time.perf_counter() - started
+
+
+def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:
+    """Heuristic, size hints and Inductor's meta from the source; the chosen config from the live kernel."""
+    kernel.meta.update(triton_meta.decorator_meta(kernel.source, kernel.name))
+    kernel.meta.update(runtime.launch_config(live.get(kernel.name)))
+    lines = wrapper.splitlines()
+    for number in kernel.wrapper_lines:
+        values = triton_meta.call_arguments(lines[number - 1], kernel.name) if number <= len(lines) else []
+        if values:
+            kernel.meta["call_args"] = values
+            launch_grid = triton_meta.grid(kernel.meta.get("arguments", []), values, kernel.meta.get("config", {}))
+            if launch_grid:
+                kernel.meta["grid"] = launch_grid
+            break
+
+
+def _members(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], scheduled: list[str]) -> list[LoopIRNode]:
+    """The loop-IR nodes a kernel implements: as codegen reported them, else inferred from origins and text."""
+    if scheduled:
+        exact = set(scheduled)
+        return [n for n in loop_ir if n.name in exact]
+    wanted = set(kernel.post_grad_nodes)
+    candidates = [n for n in loop_ir if not n.eliminated and wanted.intersection(n.origins)]
+    if kernel.language == "extern":
+        return [n for n in candidates if n.kind == "extern"] or candidates
+    source_lines = {line.strip() for line in kernel.lines}
+    return [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
+
+
+def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage,
+            scheduled: list[str]) -> None:
+    members = _members(kernel, record, loop_ir, scheduled)
+    kernel.loop_ir = [n.name for n in members]
+    first = next((n.group for n in members if n.group), None)  # the group of the first call
+    kernel.group = first
+    if scheduled or not kernel.post_grad_nodes:  # members' origins carry subgraph-qualified names
+        kernel.post_grad_nodes = list(dict.fromkeys(o for n in members for o in n.origins)) or kernel.post_grad_nodes
+    if kernel.language != "extern":
+        kernel.line_nodes = _line_nodes(kernel, members, record.node_lines)
+    by_name = {n.name: n for n in post_grad.nodes}
+    fx_by_name = {n.name: n for n in fx.nodes}
+    pg_nodes = [by_name[name] for name in kernel.post_grad_nodes if name in by_name]
+    pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
+    kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))
+    nodes = pg_nodes + [fx_by_name[name] for name in kernel.fx_nodes if name in fx_by_name]
+    kernel.user_lines = _user_lines(nodes, kernel.meta.get("stack_traces", []))
+    kernel.meta["stack_traces"] = [frames.strip_entry(t) for t in kernel.meta.get("stack_traces", [])]
+
+
+def _user_lines(nodes: list[FxNode], stack_traces: list[str]) -> list[tuple[str, int]]:
+    """Each node's own line first (a pattern-rewritten node such as addmm from mm + add keeps one line
+    itself; its FX nodes add the others), then the rest of every node's stack, innermost first."""
+    lines = [node.user_line for node in nodes if node.user_line]
+    stacks = [node.stack for node in nodes] + [frames.without_entry(fx_meta.frames_of(t)) for t in stack_traces]
+    lines += [line for stack in stacks if stack for line in [frames.best_line(stack)] if line]
+    lines += [line for stack in stacks for line in frames.stack_lines(stack)]
+    return list(dict.fromkeys(lines))
+
+
+def _line_nodes(kernel: Kernel, members: list[LoopIRNode], node_lines: dict[str, set[str]]) -> dict[int, list[str]]:
+    wanted = set(kernel.post_grad_nodes)
+    out: dict[int, list[str]] = {}
+    for lineno, line in enumerate(kernel.lines, start=1):
+        text = line.strip()
+        if not any(ch.isalnum() for ch in text):  # braces and blank lines belong to no node
+            continue
+        names: list[str] = []
+        for member in members:
+            if text in node_lines.get(member.name, ()):
+                names += [o for o in member.origins if o in wanted and o not in names]
+        if names:
+            out[lineno] = names
+    return out
+
+
+def _link_back(kernels: list[Kernel], loop_ir: list[LoopIRNode], fused: list[FusedGroup],
+               post_grad: FxStage, fx: FxStage) -> None:
+    loop_by_name = {n.name: n for n in loop_ir}
+    group_by_name = {g.name: g for g in fused}
+    pg_by_name = {n.name: n for n in post_grad.nodes}
+    fx_by_name = {n.name: n for n in fx.nodes}
+    for node in loop_ir:
+        for origin in node.origins:
+            if origin in pg_by_name and node.name not in pg_by_name[origin].loop_ir:
+                pg_by_name[origin].loop_ir.append(node.name)
+    for kernel in kernels:
+        for name in kernel.loop_ir:
+            _add(loop_by_name[name].kernels, kernel.id)
+            group = loop_by_name[name].group
+            if group in group_by_name:
+                _add(group_by_name[group].kernels, kernel.id)
+        for name in kernel.post_grad_nodes:
+            if name in pg_by_name:
+                _add(pg_by_name[name].kernels, kernel.id)
+        for name in kernel.fx_nodes:
+            if name in fx_by_name:
+                _add(fx_by_name[name].kernels, kernel.id)
+
+
+def _add(items: list[str], item: str) -> None:
+    if item not in items:
+        items.append(item)

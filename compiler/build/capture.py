@@ -1,0 +1,416 @@
+"""capture(): run the real torch.compile + Inductor on a function and keep every stage it produced."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import time
+import types
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+
+from .._torch import backend as _backend
+from .._torch import (compile_ids, environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir,
+                      structured_trace, timing, wrapper_fx, wrapper_ir)
+from .._torch.output_code import fresh_provenance_tables, provenance_tables
+from ..model import progress
+from ..model.compilation import Compilation
+from ..model.dynamo import DynamoStage
+from ..model.errors import CompileError
+from ..model.stages import AutotuneRecord, GraphCapture
+from ..model.trace_log import Record
+from . import frames, toggles
+from .assemble import InnerRecord, assemble
+from .dynamo_records import DynamoRecords, add_sources
+from .fx_stage import StageNames
+from .specs import tensor_specs, user_sources
+
+_RESUME_PREFIX = "torch_dynamo_resume_in"
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+class _Recorder:
+    """Receives every hook call of one capture and keeps the raw records in order."""
+
+    def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None) -> None:
+        self.settings = settings
+        self.device = device
+        self.trace_dir = trace_dir
+        self.log_path: Path | None = None  # the TORCH_TRACE log written to trace_dir
+        self.active = True
+        self.stage = "tracing"  # the compile stage running now, named in errors
+        self.autotuned = 0  # choices and configs timed so far, shown as progress
+        self.dynamo_modules: list[torch.fx.GraphModule] = []
+        self.dynamo_graph_paths: list[dict[int, str]] = []
+        self.combo: list[list[str]] | None = None
+        self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
+        self.compile_ids: list[str | None] = []  # Dynamo's compile id of each Dynamo graph
+        self.dynamo = DynamoRecords(structured_trace.interned_filenames())
+        self.inner: list[InnerRecord] = []
+        self.current: InnerRecord | None = None
+        self.entry_code: types.CodeType | None = None
+
+    def enter(self, stage: str) -> None:
+        """Move on to ``stage`` and report it as progress (going back to an outer stage is not reported:
+        the bar would run backwards)."""
+        self.stage = stage
+        progress.step(stage, detail=f"graph {len(self.inner)}" if self.inner else "")
+
+    @contextlib.contextmanager
+    def capturing(self) -> Iterator[None]:
+        """Every capture hook, for the first call and for each later run that may recompile."""
+        with hooks.capture_hooks(
+            settings={**hooks.device_settings(self.device), **self.settings},
+            on_pre_fusion=self.on_pre_fusion,
+            on_post_fusion=self.on_post_fusion,
+            on_output_code=self.on_output_code,
+            on_node_lines=self.on_node_lines,
+            on_kernel_nodes=self.on_kernel_nodes,
+            on_fusion_refused=self.on_fusion_refused,
+            on_autotune=self.on_autotune,
+            keep_code=self.keep_code,
+            on_combo_kernel=self.on_combo_kernel,
+            on_pad_mm=self.on_pad_mm,
+            on_wrapper_planned=self.on_wrapper_planned,
+        ), structured_trace.on_trace_records(self.on_trace_record, self.trace_dir, self.log_path) as path:
+            self.log_path = path
+            yield
+
+    # --- backend ---------------------------------------------------------------------------
+    def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+        self.enter("aot")
+        with inductor_config.patched(self.settings):  # also for recompiles after the capture
+            compiled = _backend.make_backend(self.on_dynamo_graph, self.around_inner)(gm, example_inputs)
+        self.stage = "tracing"
+        progress.step("run", detail=f"graph {len(self.inner)} compiled; running it (or tracing on after a break)")
+        return compiled
+
+    def on_dynamo_graph(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
+        if not self.active:
+            return -1
+        module_copy = _backend.copy_graph_module(gm)
+        self.dynamo_modules.append(module_copy)
+        # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
+        self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(module_copy.graph): ""})
+        self.compile_ids.append(compile_ids.current())
+        return len(self.dynamo_modules) - 1
+
+    def around_inner(self, dynamo_index: int, compile_inner: Callable[..., Any], gm: Any, inputs: Any, **kwargs: Any) -> Any:
+        if not self.active or dynamo_index < 0:
+            return compile_inner(gm, inputs, **kwargs)
+        record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs), post_grad_module=gm,
+                             dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
+        self.inner.append(record)
+        outer, self.current = self.current, record
+        previous_stage = self.stage
+        self.enter("lowering")
+        mark = timing.mark()
+        fresh = fresh_provenance_tables() if record.kind == "backward" else contextlib.nullcontext()
+        try:
+            with fresh:
+                record.compiled_fn = compile_inner(gm, inputs, **kwargs)
+        finally:
+            self.current = outer
+            record.timings = timing.stages(timing.since(mark))
+        self.stage = previous_stage
+        return record.compiled_fn
+
+    # --- Inductor hooks --------------------------------------------------------------------
+    def on_pre_fusion(self, nodes: list[Any]) -> None:
+        names, path = self._lowering()
+        if names is None or path is None:
+            return
+        if not path:
+            self.enter("scheduling")
+        records = [scheduler_ir.loop_ir_record(n, names.name_of) for n in nodes]
+        self.current.loop_ir += records
+        self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
+
+    def on_post_fusion(self, nodes: list[Any]) -> None:
+        names, path = self._lowering()
+        if names is None or path is None:
+            return
+        if not path:
+            self.enter("codegen")
+        self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def _lowering(self) -> tuple[StageNames | None, str | None]:
+        """Names of the graph being compiled, and the path of the subgraph Inductor is scheduling now
+        ("" for the graph itself); None for lowerings of something else (autotuning benchmarks)."""
+        if self.current is None or self.current.post_grad_module is None:
+            return None, None
+        if self.current.names is None:
+            self.current.names = StageNames(self.current.post_grad_module)
+        return self.current.names, self.current.names.path_of(scheduler_ir.lowered_graph_module())
+
+    def on_output_code(self, code: str) -> None:
+        if self.current is None:
+            return
+        self.enter("kernel compile")
+        self.current.wrapper = code
+        self.current.provenance, self.current.kernel_traces = provenance_tables()
+
+    def on_wrapper_planned(self, wrapper: Any) -> None:
+        """The wrapper's planned lines: its memory plan, Inductor's estimate and its FX form."""
+        if self.current is None:
+            return
+        self.current.memory = {**wrapper_ir.events(wrapper), "estimate": memory_estimate.estimate()}
+        self.current.wrapper_fx = wrapper_fx.convert(wrapper)
+
+    def on_node_lines(self, node_name: str, lines: list[str]) -> None:
+        if self.current is not None:
+            self.current.node_lines.setdefault(node_name, set()).update(lines)
+
+    def on_kernel_nodes(self, key: str, node_names: list[str]) -> None:
+        if self.current is not None:
+            self.current.kernel_nodes[key] = node_names
+            if self.combo is not None:
+                self.current.combos[key] = self.combo
+
+    def on_combo_kernel(self, groups: list[list[str]] | None) -> None:
+        self.combo = groups  # the kernels codegen reports until None are this combo kernel
+
+    def on_pad_mm(self, decision: dict[str, Any]) -> None:
+        """Shape-padding decisions come from the joint-graph passes, before the inner compiles."""
+        if self.active and self.dynamo_modules:
+            self.pad_decisions.setdefault(len(self.dynamo_modules) - 1, []).append(decision)
+
+    def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
+        if self.current is not None:
+            self.current.refused.append((name1, name2, reason))
+
+    def on_autotune(self, kernel: str, choice: str, time_ms: float, chosen: bool, source: str) -> None:
+        target = self.current or (self.inner[-1] if self.inner else None)
+        if target is not None and self.active:
+            target.autotune.append(AutotuneRecord(kernel, choice, time_ms, chosen, source))
+            self.autotuned += 1
+            progress.step("autotuning", done=self.autotuned, detail=f"{self.autotuned} choices timed, last for {kernel}")
+
+    def on_trace_record(self, record: Record) -> None:
+        if self.dynamo.reads(record):
+            self.dynamo.add(record)
+
+    def keep_code(self, code: types.CodeType) -> bool:
+        """Our private entry copy and Dynamo's resume functions made from it stay cached (see dynamo_codes)."""
+        return code is self.entry_code or code.co_name.startswith(_RESUME_PREFIX)
+
+    # --- results ---------------------------------------------------------------------------
+    def graphs(self, start: int = 0) -> list[GraphCapture]:
+        graphs: list[GraphCapture] = []
+        forwards: dict[int, GraphCapture] = {}  # Dynamo graph -> its forward, whose values a backward reads
+        for index, rec in enumerate(self.inner[start:], start=start):
+            forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
+            rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
+            graph = assemble(index, rec, self.dynamo_modules[rec.dynamo_index], forward)
+            graph.compile_id = self.compile_ids[rec.dynamo_index]
+            graphs.append(graph)
+            if rec.kind == "forward":
+                forwards[rec.dynamo_index] = graph
+        return graphs
+
+    def dynamo_stage(self, graphs: list[GraphCapture]) -> DynamoStage:
+        by_compile: dict[str, list[str]] = {}
+        for graph in graphs:
+            by_compile.setdefault(graph.compile_id or "", []).append(graph.id)
+        files = {file for g in graphs for stage in (g.fx, g.post_grad) for n in stage.nodes for file, _, _ in n.stack}
+        stage = self.dynamo.stage(by_compile, known_files=files)
+        for graph_break in stage.graph_breaks:
+            graph_break.stack = _from_entry(graph_break.stack)
+        return stage
+
+    def rerun(self, compilation: Compilation, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run the compiled function again with the hooks on: graphs Dynamo recompiles for these inputs
+        join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
+        start, frames = len(self.inner), copy.deepcopy(self.dynamo.frames)
+        self.active, self.stage = True, "tracing"
+        try:
+            with self.capturing():
+                outputs = compilation.compiled(*inputs, **kwargs)
+        except Exception as error:
+            del self.inner[start:]
+            self.dynamo.frames = frames
+            cause = errors.backend_cause(error) or error
+            raise CompileError(_failed_stage(self.stage, error), f"{type(cause).__name__}: {cause}", compilation) from error
+        finally:
+            self.active = False
+        new = self.graphs(start)
+        if new or self.dynamo.frames.keys() != frames.keys():
+            compilation.graphs.extend(new)
+            compilation.__post_init__()
+            compilation.dynamo = self.dynamo_stage(compilation.graphs)
+            for file, lines in user_sources(new).items():
+                compilation.sources.setdefault(file, {}).update(lines)
+            add_sources(compilation.sources, compilation.dynamo, self.dynamo.line_texts)
+        return outputs
+
+
+def _from_entry(stack: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """The user frames from the compiled function inward (the capture's own frames and its callers dropped)."""
+    cut = max((i for i, (file, _, _) in enumerate(stack) if file.startswith(_PACKAGE_DIR)), default=-1)
+    return stack[cut + 1:]
+
+
+def _clone_function(fn: types.FunctionType) -> types.FunctionType:
+    """The same function with its own code object, so Dynamo's cache for it is ours alone."""
+    clone = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    clone.__qualname__ = fn.__qualname__
+    clone.__module__ = fn.__module__
+    return clone
+
+
+def _entry(target: Any) -> tuple[Callable[..., Any], str]:
+    """A private entry function for ``target`` and the name to show for it."""
+    original = getattr(target, "_orig_mod", None) or getattr(target, "_torchdynamo_orig_callable", None)
+    if original is not None:  # already wrapped by torch.compile: explore what it wraps
+        target = original
+    if isinstance(target, types.FunctionType):
+        return _clone_function(target), target.__qualname__
+    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
+        return types.MethodType(_clone_function(target.__func__), target.__self__), target.__qualname__
+    if not callable(target):
+        raise TypeError(f"explorer.compile needs a function or nn.Module, got {type(target).__name__}")
+
+    self = target  # Dynamo names graph inputs after this variable: l_self_modules_fc_parameters_weight_
+
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        return self(*args, **kwargs)
+
+    name = type(target).__name__ if isinstance(target, torch.nn.Module) else getattr(target, "__qualname__", repr(target))
+    return _clone_function(entry), name
+
+
+def _device_of(target: Any, inputs: tuple[Any, ...]) -> str:
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            return str(value.device)
+    if isinstance(target, torch.nn.Module):
+        for param in target.parameters():
+            return str(param.device)
+    return "cpu"
+
+
+def _grad_roots(outputs: Any) -> list[torch.Tensor]:
+    leaves = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    flat: list[Any] = []
+    for leaf in leaves:
+        flat.extend(leaf.values() if isinstance(leaf, Mapping) else leaf if isinstance(leaf, (list, tuple)) else [leaf])
+    return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def capture(
+    target: Any,
+    *inputs: Any,
+    config: Mapping[str, Any] | None = None,
+    backward: bool = False,
+    dynamic: bool | None = False,
+    kwargs: Mapping[str, Any] | None = None,
+    trace_dir: str | Path | None = None,
+    progress_display: progress.Display | bool | None = None,
+) -> Compilation:
+    """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
+
+    ``config`` takes toggle names (see ``compiler.TOGGLES``) or raw Inductor keys; it is
+    validated before anything compiles. ``backward=True`` also runs a backward pass through the
+    outputs that require grad, so the backward graphs are compiled and captured. Shapes are static
+    unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
+    ``trace_dir`` also writes the compile's structured trace there as a TORCH_TRACE log (one file per
+    process, rank-named under torch.distributed), which ``explorer.load_trace`` and tlparse read.
+    ``progress_display`` receives the compile's progress steps (compiler/model/progress.py; None: the display
+    explorer registered, False: none). An interrupt (Ctrl-C) raises ``progress.Cancelled`` with the
+    stage it stopped in; torch's config and hooks are restored before it leaves.
+    """
+    settings = toggles.resolve(config)
+    toggles.check_capturable(settings)
+    entry, name = _entry(target)
+    device = _device_of(target, inputs)
+    for note in toggles.without_effect(settings, device):
+        warnings.warn(note, toggles.ToggleWarning, stacklevel=2)
+    with progress.task(f"compile {name}", display=progress_display):
+        return _capture(entry, name, device, target, inputs, config, settings, backward, dynamic, kwargs, trace_dir)
+
+
+def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...], config: Mapping[str, Any] | None,
+             settings: dict[str, Any], backward: bool, dynamic: bool | None, kwargs: Mapping[str, Any] | None,
+             trace_dir: str | Path | None) -> Compilation:
+    recorder = _Recorder(settings, device, trace_dir)
+    recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
+    progress.step(recorder.stage)
+    compiled = torch.compile(entry, backend=recorder.backend, dynamic=dynamic)
+    call_kwargs = dict(kwargs or {})
+    overrides: dict[str, Any] = {}
+    grad_enabled = torch.is_grad_enabled()
+    started = time.perf_counter()
+    mark = timing.mark()
+    with recorder.capturing():
+        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
+        overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
+                     if key not in internal or key in settings}
+        try:
+            outputs = compiled(*inputs, **call_kwargs)
+            if backward:
+                recorder.enter("backward")
+                roots = _grad_roots(outputs)
+                if not roots:
+                    raise ValueError("backward=True, but no output requires grad: give inputs or parameters requires_grad=True")
+                torch.autograd.backward(roots, [torch.ones_like(r) for r in roots])
+        except Exception as error:
+            recorder.active = False
+            stage = _failed_stage(recorder.stage, error)
+            cause = errors.backend_cause(error) or error
+            partial = _compilation(recorder, name, device, config, settings, overrides, inputs, None,
+                                   backward, time.perf_counter() - started, mark, compiled, target, call_kwargs,
+                                   grad_enabled)
+            raise CompileError(stage, f"{type(cause).__name__}: {cause}", partial) from error
+    recorder.active = False
+    elapsed = time.perf_counter() - started
+    progress.step("collecting", detail="reading the stages into a Compilation")
+    return _compilation(recorder, name, device, config, settings, overrides, inputs, outputs, backward,
+                        elapsed, mark, compiled, target, call_kwargs, grad_enabled)
+
+
+def _failed_stage(stage: str, error: BaseException) -> str:
+    if stage == "tracing" and not errors.is_dynamo_error(error):
+        return "run"
+    return stage
+
+
+def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[str, Any] | None,
+                 settings: dict[str, Any], overrides: dict[str, Any], inputs: tuple[Any, ...], outputs: Any,
+                 backward: bool, elapsed: float, mark: dict[str, int], compiled: Any, target: Any,
+                 call_kwargs: dict[str, Any], grad_enabled: bool) -> Compilation:
+    graphs = recorder.graphs()
+    raw = timing.since(mark)
+    timings = {"total": round(elapsed, 6), **timing.stages(raw)}
+    # AOT autograd's own time: its timer also spans the inner (Inductor) compiles it calls
+    timings["aot"] = round(max(0.0, raw.get("create_aot_dispatcher_function", 0.0) - raw.get("compile_fx_inner", 0.0)), 6)
+    meta = environment.describe(device)
+    dynamo = recorder.dynamo_stage(graphs)
+    sources = user_sources(graphs)
+    add_sources(sources, dynamo, recorder.dynamo.line_texts)
+    return Compilation(
+        function=name,
+        toggles=toggles.toggle_names_for(settings) if config else {},
+        inductor_overrides=overrides,
+        backward=backward,
+        timings=timings,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        inputs=tensor_specs(inputs),
+        output_specs=tensor_specs(outputs) if outputs is not None else [],
+        graphs=graphs,
+        sources=sources,
+        library_files={file: library for file in sources if (library := frames.library_of(file))},
+        dynamo=dynamo,
+        origin={"log": str(recorder.log_path)} if recorder.log_path else {},
+        outputs=outputs,
+        compiled=compiled,
+        target=target,
+        example_inputs=inputs,
+        call_kwargs=call_kwargs,
+        grad_enabled=grad_enabled,
+        rerun=recorder.rerun if outputs is not None else None,
+        **meta,
+    )

@@ -1,0 +1,161 @@
+"""FX GraphModules -> FxStage records (names, ops, shapes, the user's lines), subgraphs included.
+
+Higher-order ops (``cond``, ``while_loop``, ``invoke_subgraph``, activation checkpointing) keep their
+bodies as GraphModules held by the graph (``get_attr`` nodes). Their nodes join the stage under a
+qualified name, ``<submodule path>.<node name>`` (``cond_true_0.sin``), with ``FxNode.subgraph`` set to
+the path, so kernels generated inside a branch link to the branch's own nodes and lines.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch.fx
+
+from .._torch import fx_meta
+from ..model.formatting import shorten
+from ..model.stages import FxNode, FxStage
+from . import frames
+
+_ARGS_LIMIT = 240
+
+
+def graph_code(gm: torch.fx.GraphModule) -> str:
+    """The graph as readable Python, with shapes annotated where the installed torch can."""
+    try:
+        return gm.print_readable(print_output=False)
+    except Exception:
+        return gm.code
+
+
+def graph_modules(gm: torch.fx.GraphModule) -> Iterator[tuple[str, torch.fx.GraphModule]]:
+    """("", gm) and every GraphModule below it by dotted path, each module once (a subgraph invoked
+    twice is one module)."""
+    seen: set[int] = set()
+    for path, module in gm.named_modules():
+        if isinstance(module, torch.fx.GraphModule) and id(module) not in seen:
+            seen.add(id(module))
+            yield path, module
+
+
+def qualified(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def fx_stage(stage: str, gm: torch.fx.GraphModule | None) -> FxStage:
+    if gm is None:
+        return FxStage(stage=stage, code="", nodes=[])
+    nodes: list[FxNode] = []
+    for path, module in graph_modules(gm):
+        for node in module.graph.nodes:
+            shape, dtype = fx_meta.value_info(node)
+            stack = frames.without_entry(fx_meta.user_frames(node))
+            nodes.append(
+                FxNode(
+                    name=qualified(path, node.name),
+                    op=node.op,
+                    target=fx_meta.target_name(node),
+                    args=shorten(str(tuple(node.args)) if node.op != "output" else str(node.args[0]), _ARGS_LIMIT),
+                    shape=shape,
+                    dtype=dtype,
+                    inputs=[qualified(path, n.name) for n in node.all_input_nodes],
+                    users=[qualified(path, n.name) for n in node.users],
+                    user_line=frames.best_line(stack),
+                    stack=stack,
+                    subgraph=path or None,
+                    module=fx_meta.module_path(node),
+                )
+            )
+    return FxStage(stage=stage, code=graph_code(gm), nodes=nodes, module=gm)
+
+
+class StageNames:
+    """The qualified names of a GraphModule's nodes, subgraphs included, looked up by object.
+
+    Inductor lowers each subgraph with its own ``GraphLowering`` (found by ``path_of`` its module), and
+    IR origins are fx.Node objects of whichever graph they belong to (named by ``name_of``).
+    """
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        modules = list(graph_modules(gm))
+        self._module_paths = {id(module): path for path, module in modules}
+        self.graph_paths = {id(module.graph): path for path, module in modules}
+
+    def path_of(self, module: object) -> str | None:
+        return self._module_paths.get(id(module))
+
+    def name_of(self, node: torch.fx.Node) -> str:
+        return qualified(self.graph_paths.get(id(node.graph), ""), node.name)
+
+
+def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.GraphModule | None,
+                         graph_paths: dict[int, str], inputs: dict[str, list[str]]) -> None:
+    """Fill ``post_grad_node.fx`` and ``fx_node.post_grad``.
+
+    Graph inputs link as ``inputs`` says (see ``input_links``). Other nodes, in order of trust: the
+    ``from_node`` ancestry in meta, resolved by graph id (so ``sin`` inside a cond branch is the
+    branch's ``sin``); the same name in the Dynamo graph; the FX nodes on the same user line (backward
+    graphs record little ancestry); and last, for nodes with no trace of their own (the ``copy_`` that
+    writes a mutated input back), the FX nodes of their inputs.
+    """
+    if post_gm is None:
+        return
+    fx_names = {n.name: n for n in fx.nodes if n.op not in ("placeholder", "output", "get_attr")}
+    fx_inputs = {n.name: n for n in fx.nodes if n.op == "placeholder"}
+    by_name = {n.name: n for n in post_grad.nodes}
+    for path, module in graph_modules(post_gm):
+        for node in module.graph.nodes:
+            record = by_name.get(qualified(path, node.name))
+            if record is None or node.op == "output":
+                continue
+            if node.op == "placeholder" and not path:
+                record.fx = [name for name in inputs.get(record.name, []) if name in fx_names or name in fx_inputs]
+                continue
+            record.fx = _origins(node, record, path, fx_names, graph_paths)
+    for record in post_grad.nodes:  # in graph order, so chains of trace-less nodes inherit too
+        if not record.fx and record.op == "call_function":
+            record.fx = [f for name in record.inputs if name in by_name and by_name[name].op != "placeholder"
+                         for f in by_name[name].fx]
+            record.fx = list(dict.fromkeys(record.fx))
+    every = {**fx_names, **fx_inputs}
+    for record in post_grad.nodes:
+        if record.module is None and record.fx:
+            record.module = every[record.fx[0]].module
+        for name in record.fx:
+            if record.name not in every[name].post_grad:
+                every[name].post_grad.append(record.name)
+
+
+def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str, FxNode],
+             graph_paths: dict[int, str]) -> list[str]:
+    sources = fx_meta.origin_sources(node)
+    exact = [qualified(graph_paths[gid], name) for name, gid in sources if gid in graph_paths]
+    origins = [name for name in dict.fromkeys(exact) if name in fx_names]
+    if not origins:
+        origins = [name for name, _ in sources if name in fx_names]
+    if not origins and qualified(path, node.name) in fx_names and record.user_line == fx_names[record.name].user_line:
+        origins = [record.name]
+    if not origins and record.user_line is not None:
+        origins = [n.name for n in fx_names.values() if n.user_line == record.user_line]
+    return list(dict.fromkeys(origins))
+
+
+def input_links(post_grad: FxStage, fx: FxStage, forward: FxStage | None) -> dict[str, list[str]]:
+    """Post-grad graph inputs -> the FX nodes their values come from.
+
+    A forward or inference graph takes Dynamo's inputs in order (AOT autograd keeps the order unless
+    it deduplicates inputs): paired by position when number, shapes and dtypes agree. A backward graph
+    (``forward`` is its forward's post-grad stage) takes values the forward saved, under the forward
+    node's own name, and the incoming gradients (``tangents_*``, which link to nothing).
+    """
+    ours = [n for n in post_grad.nodes if n.op == "placeholder" and n.subgraph is None]
+    if forward is not None:
+        saved = {n.name: n.fx for n in forward.nodes}
+        return {n.name: list(saved[n.name]) for n in ours if n.name in saved}
+    theirs = [n for n in fx.nodes if n.op == "placeholder" and n.subgraph is None]
+    if len(ours) != len(theirs):
+        return {}
+    for a, b in zip(ours, theirs):
+        if a.shape is not None and b.shape is not None and (a.shape != b.shape or a.dtype != b.dtype):
+            return {}
+    return {a.name: [b.name] for a, b in zip(ours, theirs)}

@@ -1,0 +1,354 @@
+"""``load_trace``: a TORCH_TRACE directory (one log per rank) -> a TraceSet of Compilations.
+
+Logs are streamed once to build a small index per rank: for each compile id, where its records sit
+in the file, and the records the cross-rank summary needs (graph checksums, graph breaks, recompile
+reasons, Dynamo's compilation metrics). Payloads (graphs, output code, guards) are not kept: a
+compile's Compilation is built from its byte ranges when first asked for. So memory stays bounded
+by the index however large the log; nothing in a log is ever evaluated.
+
+A compile's Compilation holds what the log has: Dynamo's FX graph, the post-grad graph(s), the output
+code with its kernels split out, kernel <-> node provenance when the run tracked it
+(``INDUCTOR_PROVENANCE=1``), guards, graph breaks, symbols, recompiles and metrics. It has no live
+handles, loop IR, fused groups or autotuning tables (a log does not record them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model.compilation import Compilation
+from ..model.errors import TraceLoadError
+from ..model.stages import FxStage, GraphCapture
+from ..model.trace_log import LogProblems, Record, Span, read_records
+from .assemble import InnerRecord, assemble_stages
+from .dynamo_records import DynamoRecords, add_sources
+from .fx_text import link, parse, user_lines
+
+# Record kinds this reader knows: the ones it reads, and the ones it knowingly leaves out.
+GRAPH_KINDS = frozenset({"dynamo_output_graph", "inductor_post_grad_graph", "inductor_output_code",
+                         "inductor_provenance_tracking_node_mappings", "inductor_provenance_tracking_kernel_stack_traces",
+                         "describe_tensor", "describe_source", "aot_forward_graph", "aot_backward_graph",
+                         "aot_inference_graph"})
+SKIPPED_KINDS = frozenset({"artifact", "chromium_event", "describe_storage", "dump_file", "link", "graph_dump",
+                           "aot_joint_graph", "compiled_autograd_graph", "optimize_ddp_split_graph",
+                           "optimize_ddp_split_child", "missing_fake_kernel", "mismatched_fake_kernel",
+                           "propagate_real_tensors", "propagate_real_tensors_provenance", "expression_created",
+                           "guard_on_data_dependent_error", "exported_program", "dynamo_guards"})
+TESTED_TORCH = ("2.11", "2.12", "2.13", "2.14")  # the releases whose logs the tests read
+_SUMMARY_PAYLOADS = frozenset({"dynamo_graph_break_reason", "recompile_reasons", "torch_version"})
+_RANK_IN_NAME = re.compile(r"rank_(\d+)_")
+_AOT_ID = re.compile(r"#\s*AOT ID: \['\d+_(?P<kind>\w+)'\]")
+_AOT_KINDS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
+
+
+def trace_env(trace_dir: str | Path) -> dict[str, str]:
+    """Environment variables that make a job (torchrun or not) write the logs load_trace reads best:
+    one structured trace log per rank in ``trace_dir``, with Inductor's kernel <-> node provenance."""
+    return {"TORCH_TRACE": str(trace_dir), "INDUCTOR_PROVENANCE": "1"}
+
+
+def find_logs(path: str | Path) -> list[Path]:
+    """The TORCH_TRACE logs under ``path`` (a directory, or one log file)."""
+    path = Path(path)
+    if not path.exists():
+        raise TraceLoadError(f"{path} does not exist: pass the directory TORCH_TRACE pointed at (or one log in it)")
+    if path.is_file():
+        return [path]
+    logs = sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".log")
+    if not logs:
+        raise TraceLoadError(f"no TORCH_TRACE logs in {path}: expected files like "
+                             f"dedicated_log_torch_trace_rank_0_*.log, which torch writes when a job runs with "
+                             f"TORCH_TRACE={path}")
+    return logs
+
+
+def rank_in_name(path: Path) -> int | None:
+    """The rank torch puts in a log's name (``..._rank_1_<random>.log``), for logs whose records carry none."""
+    match = _RANK_IN_NAME.search(path.name)
+    return int(match.group(1)) if match else None
+
+
+@dataclass
+class CompileIndex:
+    """Where one compile id's records sit in its log, and what the summary needs of them."""
+
+    compile_id: str
+    segments: list[Span] = field(default_factory=list)
+    graph_checksum: str | None = None  # md5 of Dynamo's printed graph: equal graphs, equal checksums
+    graph_nodes: int | None = None
+    output_codes: int = 0
+
+
+@dataclass
+class LogIndex:
+    path: Path
+    size: int
+    mtime: float
+    rank: int | None = None
+    torch: str | None = None
+    records: int = 0
+    problems: LogProblems = field(default_factory=LogProblems)
+    compiles: dict[str, CompileIndex] = field(default_factory=dict)
+    dynamo: DynamoRecords = field(default_factory=DynamoRecords)
+
+
+def index_log(path: Path) -> LogIndex:
+    """Stream one log and index it (payloads are read past, not kept)."""
+    stat = path.stat()
+    index = LogIndex(path=path, size=stat.st_size, mtime=stat.st_mtime)
+    open_segment: Span | None = None
+    with open(path, "rb") as stream:
+        for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS):
+            index.records += 1
+            if index.rank is None and record.rank is not None:
+                index.rank = record.rank
+            if record.compile_id is None:
+                if open_segment is not None and open_segment.end == span.start:
+                    open_segment.end = span.end  # global records between a compile's own stay in its range
+            else:
+                entry = index.compiles.get(record.compile_id)
+                if entry is None:
+                    entry = index.compiles[record.compile_id] = CompileIndex(record.compile_id)
+                if entry.segments and entry.segments[-1] is open_segment and open_segment.end == span.start:
+                    open_segment.end = span.end
+                else:
+                    open_segment = Span(span.start, span.end, span.line)
+                    entry.segments.append(open_segment)
+            _note(index, record)
+    _check_complete(index)
+    return index
+
+
+def _note(index: LogIndex, record: Record) -> None:
+    """What the index keeps of one record."""
+    name = record.name
+    if record.kind not in GRAPH_KINDS | SKIPPED_KINDS and not DynamoRecords.reads(record):
+        index.problems.unknown[record.kind] += 1
+        return
+    if name == "torch_version" and record.payload:
+        try:
+            index.torch = str(json.loads(record.payload).get("pytorch_version")) or index.torch
+        except (ValueError, AttributeError):
+            pass
+    if name == "compilation_metrics" and isinstance(record.data, dict) and index.torch is None:
+        index.torch = record.data.get("pytorch_version") or None
+    if DynamoRecords.reads(record) and name != "dynamo_cpp_guards_str":
+        index.dynamo.add(record)
+    entry = index.compiles.get(record.compile_id or "")
+    if entry is None:
+        return
+    if name == "dynamo_output_graph":
+        entry.graph_checksum = record.checksum
+        sizes = record.data.get("sizes") if isinstance(record.data, dict) else None
+        entry.graph_nodes = len(sizes) if isinstance(sizes, dict) else None
+    elif name == "inductor_output_code":
+        entry.output_codes += 1
+
+
+def _check_complete(index: LogIndex) -> None:
+    finished = {m.compile_id for m in index.dynamo.stage({}).compile_metrics if m.kind == "frame"}
+    started = [cid for cid in index.compiles if not cid.startswith("!")]  # compiled autograd ids aside
+    unfinished = [cid for cid in started if cid not in finished]
+    if unfinished:
+        index.problems.notes.append(f"compile(s) {', '.join(unfinished)} have no compilation_metrics record: they "
+                                    "were still compiling when the log ended (a killed job or a truncated log)")
+    if index.records == 0:
+        index.problems.notes.append("no structured trace records in this file")
+    version = index.torch or ""
+    if version and not version.startswith(TESTED_TORCH):
+        index.problems.notes.append(f"written by torch {version}; inductor-explorer reads the logs of torch "
+                                    f"{TESTED_TORCH[0]} to {TESTED_TORCH[-1]}: records it does not know are counted "
+                                    "as unknown, stages they would hold are missing")
+
+
+# ------------------------------------------------------------------------------------------ one compile
+
+
+def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
+    """Every record of ``compile_id``, with payloads, read back from its byte ranges."""
+    entry = index.compiles.get(compile_id)
+    if entry is None:
+        raise KeyError(f"no compile {compile_id!r} in {index.path.name}; compile ids: {list(index.compiles)}")
+    stat = index.path.stat()
+    if (stat.st_size, stat.st_mtime) != (index.size, index.mtime):
+        raise TraceLoadError(f"{index.path} changed since it was loaded: load the trace again")
+    records: list[Record] = []
+    with open(index.path, "rb") as stream:
+        for segment in entry.segments:
+            stream.seek(segment.start)
+            chunk = io.BytesIO(stream.read(segment.end - segment.start))
+            for record, _ in read_records(chunk, LogProblems(), first_line=segment.line, start=segment.start,
+                                          wants_payload=lambda r: r.compile_id == compile_id and _wanted(r)):
+                if record.compile_id != compile_id or not _wanted(record):
+                    continue
+                if not record.payload_intact():
+                    index.problems.checksum_mismatches.append(record.line)
+                    continue
+                records.append(record)
+    return records
+
+
+def _wanted(record: Record) -> bool:
+    return record.name in GRAPH_KINDS or DynamoRecords.reads(record)
+
+
+@dataclass
+class _Inner:
+    post_grad: str = ""
+    output_code: str = ""
+    mappings: dict[str, Any] = field(default_factory=dict)
+    traces: dict[str, list[str]] = field(default_factory=dict)
+    kind: str = ""
+
+
+def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
+    """The Compilation of one compile id, from its records (what the log holds of it)."""
+    records = read_compile(index, compile_id)
+    dynamo = index.dynamo.outline()
+    fx_code, inners, aot_kinds, tensors = "", [], [], _Tensors()
+    for record in records:
+        name = record.name
+        if DynamoRecords.reads(record):
+            dynamo.add(record)
+        if name == "dynamo_output_graph":
+            fx_code = record.payload or ""
+        elif name in _AOT_KINDS:
+            aot_kinds.append(_AOT_KINDS[name])
+        elif name == "inductor_post_grad_graph":
+            inners.append(_Inner(post_grad=record.payload or ""))
+        elif name == "inductor_output_code":
+            inner = _current(inners, lambda i: not i.output_code)
+            inner.output_code = record.payload or ""
+            kind = _AOT_ID.search(inner.output_code[:400])
+            inner.kind = kind["kind"] if kind else ""
+        elif name == "inductor_provenance_tracking_node_mappings":
+            _current(inners, lambda i: not i.mappings).mappings = _json(record) or {}
+        elif name == "inductor_provenance_tracking_kernel_stack_traces":
+            _current(inners, lambda i: not i.traces).traces = _json(record) or {}
+        elif name in ("describe_tensor", "describe_source"):
+            tensors.add(name, record.data)
+    graphs = _graphs(fx_code, inners, aot_kinds)
+    for graph in graphs:
+        graph.compile_id = compile_id
+    stage = dynamo.stage({compile_id: [g.id for g in graphs]}, [compile_id],
+                         known_files={f for g in graphs for s in (g.fx, g.post_grad) for n in s.nodes
+                                      for f, _, _ in n.stack})
+    sources: dict[str, dict[int, str]] = {}
+    for graph in graphs:
+        for (file, line), text in user_lines(graph.fx.code + "\n" + graph.post_grad.code).items():
+            sources.setdefault(file, {})[line] = text
+    add_sources(sources, stage, dynamo.line_texts, read_files=False)
+    metrics = next((m.values for m in stage.compile_metrics if m.kind == "frame"), {})
+    frame = stage.frames[0] if stage.frames else None
+    device = tensors.device() or ("cuda" if any(k.language in ("triton", "template") for g in graphs
+                                                 for k in g.kernels) else "cpu")
+    return Compilation(
+        function=(frame.function if frame else "") or str(metrics.get("co_name") or "?"),
+        device=device, device_name=f"{device} (from a TORCH_TRACE log)",
+        torch=str(metrics.get("pytorch_version") or index.torch or "?"),
+        triton=metrics.get("triton_version") or None,
+        python=str(metrics.get("python_version") or "?").split(" ")[0],
+        created=_created(metrics.get("start_time")), toggles={}, inductor_overrides={},
+        backward=any(g.kind == "backward" for g in graphs), timings=_timings(stage.compile_metrics),
+        inputs=tensors.inputs(), output_specs=[], graphs=graphs, sources=sources, dynamo=stage,
+        origin={"log": str(index.path), "rank": index.rank, "compile_id": compile_id},
+    )
+
+
+def _current(inners: list[_Inner], open_slot) -> _Inner:
+    """The inner compile a record belongs to: the latest one still missing that part."""
+    for inner in reversed(inners):
+        if open_slot(inner):
+            return inner
+    inners.append(_Inner())
+    return inners[-1]
+
+
+def _json(record: Record) -> Any:
+    try:
+        return record.json_payload()
+    except ValueError:
+        return None
+
+
+def _graphs(fx_code: str, inners: list[_Inner], aot_kinds: list[str]) -> list[GraphCapture]:
+    graphs = []
+    for index, inner in enumerate(inners):
+        fx = parse("fx", fx_code)  # its own copy per inner graph: forward and backward link it differently
+        post_grad = parse("post_grad", inner.post_grad)
+        pre = inner.mappings.get("postToPre") if isinstance(inner.mappings.get("postToPre"), dict) else None
+        link(post_grad, fx, pre)
+        provenance = inner.mappings.get("cppCodeToPost")
+        record = InnerRecord(
+            dynamo_index=0, kind=inner.kind or (aot_kinds[index] if index < len(aot_kinds) else "inference"),
+            wrapper=inner.output_code,
+            provenance={str(k): [str(n) for n in v] for k, v in provenance.items()} if isinstance(provenance, dict) else {},
+            kernel_traces={str(k): [str(t) for t in v] for k, v in inner.traces.items() if isinstance(v, list)})
+        graphs.append(assemble_stages(index, record, fx, post_grad))
+    if not graphs and fx_code:  # Dynamo's graph only (the compile stopped before Inductor, or a non-Inductor backend)
+        graphs.append(assemble_stages(0, InnerRecord(dynamo_index=0, kind="inference"), parse("fx", fx_code),
+                                      FxStage("post_grad", "", [])))
+    return graphs
+
+
+class _Tensors:
+    """The compile's input tensors, from ``describe_tensor`` / ``describe_source`` records."""
+
+    def __init__(self) -> None:
+        self.described: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self.sources: dict[tuple[Any, Any], str] = {}
+
+    def add(self, kind: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        key = (data.get("describer_id"), data.get("id"))
+        if kind == "describe_tensor":
+            self.described.setdefault(key, data)
+        elif isinstance(data.get("source"), str):
+            self.sources.setdefault(key, data["source"])
+
+    def inputs(self) -> list[dict[str, Any]]:
+        out, seen = [], set()
+        for key, source in self.sources.items():
+            tensor = self.described.get(key)
+            if tensor is None or tensor.get("is_parameter") or source in seen:
+                continue
+            seen.add(source)
+            out.append({"shape": [s if isinstance(s, int) else str(s) for s in tensor.get("size", [])],
+                        "dtype": str(tensor.get("dtype", "?")), "device": _device(tensor.get("device")),
+                        "requires_grad": bool(tensor.get("requires_grad", False)), "source": source})
+        return out
+
+    def device(self) -> str | None:
+        return next((_device(t.get("device")) for t in self.described.values() if t.get("device")), None)
+
+
+def _device(text: Any) -> str:
+    match = re.search(r"type='(\w+)'", str(text))
+    return match.group(1) if match else str(text)
+
+
+def _created(start: Any) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)) if isinstance(start, (int, float)) else ""
+
+
+def _timings(metrics: list[Any]) -> dict[str, float]:
+    """Compile times from Dynamo's metrics (the stage timers of a live capture are not in a log)."""
+    out: dict[str, float] = {}
+    for m in metrics:
+        values = m.values
+        pairs = (("total", "entire_frame_compile_time_s", 1), ("backend", "backend_compile_time_s", 1),
+                 ("inductor", "inductor_compile_time_s", 1), ("codegen", "code_gen_time_s", 1),
+                 ("pre_grad", "pre_grad_pass_time_us", 1e-6), ("joint_graph", "joint_graph_pass_time_us", 1e-6),
+                 ("post_grad", "post_grad_pass_time_us", 1e-6))
+        for name, key, scale in pairs:
+            value = values.get(key)
+            if isinstance(value, (int, float)):
+                out[name] = round(out.get(name, 0.0) + value * scale, 6)
+    return out

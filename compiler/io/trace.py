@@ -1,0 +1,362 @@
+"""Compilation <-> the versioned JSON trace (see SCHEMA.md). JSON only: loading runs no code."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
+
+from ..model import slots
+from ..model.compilation import Compilation
+from ..model.errors import TraceFormatError
+from ..model.features import FeatureUse
+from ..model.kernel_ir import KernelIR
+from ..model.memory import MemoryBuffer, MemoryMeasurement, MemoryStep, MemoryTimeline
+from ..model.records import from_dict, json_float, to_dict
+from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
+                            Wrapper)
+from ..model.wrapper_fx import WrapperFx, WrapperFxNode
+from . import dynamo as dynamo_json
+from . import sympy_text as sympy_io
+from .reports import numerics_from_json, numerics_to_json, profile_from_json, profile_to_json
+
+SCHEMA = "inductor-explorer/trace"
+VERSION = 2
+
+
+def _fx_node(n: FxNode) -> dict[str, Any]:
+    out = {
+        "name": n.name, "op": n.op, "target": n.target, "args": n.args, "shape": n.shape, "dtype": n.dtype,
+        "inputs": n.inputs, "users": n.users, "user_line": list(n.user_line) if n.user_line else None,
+        "stack": [list(f) for f in n.stack], "module": n.module, "fx": n.fx, "post_grad": n.post_grad, "loop_ir": n.loop_ir,
+        "kernels": n.kernels,
+    }
+    if n.subgraph:
+        out["subgraph"] = n.subgraph
+    return out
+
+
+def _fx_stage(s: FxStage) -> dict[str, Any]:
+    return {"code": s.code, "nodes": [_fx_node(n) for n in s.nodes]}
+
+
+def _expressions(mapping: Any) -> dict[str, str]:
+    if isinstance(mapping, sympy_io.ExpressionMap):  # loaded and never looked at: its strings as they were
+        return dict(mapping.texts)
+    return {sympy_io.to_text(k): sympy_io.to_text(v) for k, v in mapping.items()}
+
+
+def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
+    return {
+        "name": n.name, "kind": n.kind, "buffers": n.buffers, "buffer_nodes": n.buffer_nodes, "device": n.device,
+        "dtype": n.dtype, "size": n.size, "stride": n.stride, "ranges": _expressions(n.ranges),
+        "sizes": [[sympy_io.to_text(v) for v in part] for part in n.sizes], "indexing": _expressions(n.indexing),
+        "reads": n.reads, "writes": n.writes, "body": n.body, "origins": n.origins,
+        "extern_target": n.extern_target, "group": n.group, "eliminated": n.eliminated, "kernels": n.kernels,
+    }
+
+
+def _kernel(k: Kernel) -> dict[str, Any]:
+    out = {
+        "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
+        "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
+        "user_lines": [list(u) for u in k.user_lines],
+        "line_nodes": {str(line): names for line, names in k.line_nodes.items()},
+        "wrapper_lines": k.wrapper_lines, "meta": _jsonable(k.meta),
+    }
+    if k.provenance_note:
+        out["provenance_note"] = k.provenance_note
+    if k.ir is not None:
+        out["ir"] = kernel_ir_to_json(k.ir)
+    return out
+
+
+def _wrapper(w: Wrapper) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": w.source, "kernel_lines": {str(k): v for k, v in w.kernel_lines.items()}}
+    if w.fx is not None:
+        out["fx"] = wrapper_fx_to_json(w.fx)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON: non-string keys (Triton meta uses tuples) become strings, unknown objects their str."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+# Every key of a graph's JSON, and how it is made: one table for the eager dict and the lazy mapping.
+_GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
+    "id": lambda g: g.id,
+    "index": lambda g: g.index,
+    "kind": lambda g: g.kind,
+    "dynamo_graph": lambda g: g.dynamo_graph,
+    "timings": lambda g: g.timings,
+    "fx": lambda g: _fx_stage(g.fx),
+    "post_grad": lambda g: _fx_stage(g.post_grad),
+    "loop_ir": lambda g: [_loop_ir(n) for n in g.loop_ir],
+    "fused": lambda g: [{"name": f.name, "kind": f.kind, "nodes": f.nodes, "origins": f.origins, "kernels": f.kernels}
+                        for f in g.fused],
+    "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
+    "kernels": lambda g: [_kernel(k) for k in g.kernels],
+    "wrapper": lambda g: _wrapper(g.wrapper),
+    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": json_float(a.time_ms), "chosen": a.chosen,
+                            "source": a.source} for a in g.autotune],
+    "features": lambda g: [_feature(f) for f in g.features],
+    "compile_id": lambda g: g.compile_id,
+    "memory": lambda g: timeline_to_json(g.memory) if g.memory is not None else None,
+}
+
+
+_OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory"}  # left out of a file when empty
+
+
+def _graph(g: GraphCapture) -> dict[str, Any]:
+    out = {key: make(g) for key, make in _GRAPH_FIELDS.items()}
+    return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
+
+
+def _feature(f: FeatureUse) -> dict[str, Any]:
+    return {"system": f.system, "summary": f.summary, "kernel": f.kernel, "lines": list(f.lines),
+            "nodes": list(f.nodes), "wrapper_lines": list(f.wrapper_lines), "detail": _jsonable(f.detail)}
+
+
+def _load_feature(f: dict[str, Any]) -> FeatureUse:
+    return FeatureUse(system=str(f["system"]), summary=str(f.get("summary", "")), kernel=f.get("kernel"),
+                      lines=tuple(f.get("lines", [])), nodes=tuple(f.get("nodes", [])),
+                      wrapper_lines=tuple(f.get("wrapper_lines", [])), detail=dict(f.get("detail") or {}))
+
+
+class LazyGraph(Mapping):
+    """A graph's JSON, each key serialized the first time it is read (and kept).
+
+    Views read one stage at a time: a widget showing a 100,000-node FX graph first should not serialize
+    the loop IR, kernels and wrapper before drawing it. ``counts`` gives the size of every stage
+    without serializing any.
+    """
+
+    def __init__(self, graph: GraphCapture) -> None:
+        self._graph = graph
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._made:
+            self._made[key] = _GRAPH_FIELDS[key](self._graph)
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_GRAPH_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_GRAPH_FIELDS)
+
+    def counts(self) -> dict[str, int]:
+        g = self._graph
+        return {"fx": len(g.fx.nodes), "post_grad": len(g.post_grad.nodes), "loop_ir": len(g.loop_ir),
+                "fused": len(g.fused), "kernels": len(g.kernels),
+                "externs": sum(1 for k in g.kernels if k.language == "extern"),
+                "wrapper": len(g.wrapper.source.splitlines()),
+                "memory": len(g.memory.steps) if g.memory is not None else 0,
+                "autotune": len(g.autotune)}
+
+
+def _lazy(g: GraphCapture) -> LazyGraph:
+    """A graph's lazy JSON, made once: stages are not changed after capture, so what was serialized
+    for one view is reused by the next (switching back to a compilation in a session)."""
+    if g._json is None:
+        g._json = LazyGraph(g)
+    return g._json
+
+
+@slots.trace_json.fill
+def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
+    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts)."""
+    out = {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "meta": {
+            "function": c.function, "device": c.device, "device_name": c.device_name, "torch": c.torch,
+            "triton": c.triton, "python": c.python, "created": c.created, "toggles": _jsonable(c.toggles),
+            "inductor_overrides": _jsonable(c.inductor_overrides), "backward": c.backward, "timings": c.timings,
+        },
+        "inputs": c.inputs,
+        "outputs": c.output_specs,
+        "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
+        "graphs": [_lazy(g) if lazy else _graph(g) for g in c.graphs],
+        "profiles": [profile_to_json(p) for p in c.profiles],
+        "numerics": [numerics_to_json(r) for r in c.numerics],
+        **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
+        **({"origin": _jsonable(c.origin)} if c.origin else {}),
+    }
+    if c.library_files:
+        out["library_files"] = dict(c.library_files)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- load
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Loading allocates millions of objects that all stay alive: the cyclic collector would scan them
+    again and again for nothing (half the load time of a large trace)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _need(data: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise TraceFormatError(f"malformed trace: {where} has no {key!r}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise TraceFormatError(f"malformed trace: {where}.{key} should be {getattr(kind, '__name__', kind)}, "
+                               f"got {type(value).__name__}")
+    return value
+
+
+def from_json(data: Any, origin: str = "trace") -> Compilation:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise TraceFormatError(f"{origin} is not an inductor-explorer trace (missing schema {SCHEMA!r})")
+    version = _need(data, "version", int, origin)
+    if version > VERSION:
+        raise TraceFormatError(f"{origin} uses trace schema version {version}, newer than this inductor-explorer "
+                               f"reads ({VERSION}); upgrade inductor-explorer to open it")
+    meta = _need(data, "meta", dict, origin)
+    try:
+        graphs = [_load_graph(g, f"graphs[{i}]") for i, g in enumerate(_need(data, "graphs", list, origin))]
+        return Compilation(
+            function=str(meta.get("function", "?")), device=str(meta.get("device", "?")),
+            device_name=str(meta.get("device_name", "?")), torch=str(meta.get("torch", "?")),
+            triton=meta.get("triton"), python=str(meta.get("python", "?")), created=str(meta.get("created", "")),
+            toggles=dict(meta.get("toggles") or {}), inductor_overrides=dict(meta.get("inductor_overrides") or {}),
+            backward=bool(meta.get("backward", False)), timings=dict(meta.get("timings") or {}),
+            inputs=list(data.get("inputs") or []), output_specs=list(data.get("outputs") or []), graphs=graphs,
+            sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
+            profiles=[profile_from_json(p) for p in data.get("profiles") or []],
+            numerics=[numerics_from_json(r) for r in data.get("numerics") or []],
+            library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
+            dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
+        )
+    except TraceFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise TraceFormatError(f"malformed trace {origin}: {type(exc).__name__}: {exc}") from exc
+
+
+def _names(values: Any) -> list[str]:
+    """A list of ids from the trace, each id string shared with its other occurrences (sys.intern): the
+    same node names recur in thousands of inputs/users/provenance lists."""
+    return [sys.intern(v) for v in values] if values else []
+
+
+def _load_node(n: dict[str, Any]) -> FxNode:
+    user_line = n.get("user_line")
+    return FxNode(
+        name=sys.intern(n["name"]), op=sys.intern(n["op"]), target=sys.intern(n["target"]), args=n.get("args", ""),
+        shape=n.get("shape"), dtype=n.get("dtype") and sys.intern(n["dtype"]), inputs=_names(n.get("inputs")),
+        users=_names(n.get("users")),
+        user_line=(sys.intern(user_line[0]), user_line[1]) if user_line else None,
+        stack=[(sys.intern(f[0]), f[1], sys.intern(f[2])) for f in n.get("stack", [])],
+        module=n.get("module") and sys.intern(n["module"]), fx=_names(n.get("fx")),
+        post_grad=_names(n.get("post_grad")), loop_ir=_names(n.get("loop_ir")), kernels=_names(n.get("kernels")),
+        subgraph=n.get("subgraph"),
+    )
+
+
+def _load_stage(stage: str, s: dict[str, Any]) -> FxStage:
+    return FxStage(stage=stage, code=s.get("code", ""), nodes=[_load_node(n) for n in s.get("nodes", [])])
+
+
+def _load_loop_ir(n: dict[str, Any]) -> LoopIRNode:
+    expr = sympy_io.from_text
+    return LoopIRNode(
+        name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])),
+        buffer_nodes=dict(n.get("buffer_nodes") or {}), device=n.get("device"),
+        dtype=n.get("dtype"), size=list(n.get("size", [])), stride=list(n.get("stride", [])),
+        ranges=sympy_io.ExpressionMap(dict(n.get("ranges", {})), symbol_keys=True),
+        sizes=[[expr(v) for v in part] for part in n.get("sizes", [])],
+        indexing=sympy_io.ExpressionMap(dict(n.get("indexing", {})), symbol_keys=False),
+        reads=list(n.get("reads", [])), writes=list(n.get("writes", [])), body=n.get("body", ""),
+        origins=list(n.get("origins", [])), extern_target=n.get("extern_target"), group=n.get("group"),
+        eliminated=bool(n.get("eliminated", False)), kernels=list(n.get("kernels", [])),
+    )
+
+
+def _load_kernel(k: dict[str, Any]) -> Kernel:
+    return Kernel(
+        id=k["id"], name=k["name"], language=k["language"], source=k["source"], group=k.get("group"),
+        loop_ir=list(k.get("loop_ir", [])), post_grad_nodes=list(k.get("post_grad_nodes", [])),
+        fx_nodes=list(k.get("fx_nodes", [])), user_lines=[tuple(u) for u in k.get("user_lines", [])],
+        line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
+        wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
+        provenance_note=k.get("provenance_note"),
+        ir=kernel_ir_from_json(k["ir"]) if k.get("ir") is not None else None,
+    )
+
+
+def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
+    if not isinstance(g, dict):
+        raise TraceFormatError(f"malformed trace: {where} should be an object")
+    wrapper = g.get("wrapper") or {}
+    return GraphCapture(
+        index=_need(g, "index", int, where), kind=_need(g, "kind", str, where),
+        dynamo_graph=int(g.get("dynamo_graph", 0)),
+        fx=_load_stage("fx", _need(g, "fx", dict, where)),
+        post_grad=_load_stage("post_grad", _need(g, "post_grad", dict, where)),
+        loop_ir=[_load_loop_ir(n) for n in g.get("loop_ir", [])],
+        fused=[FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f.get("origins", [])),
+                          kernels=list(f.get("kernels", []))) for f in g.get("fused", [])],
+        kernels=[_load_kernel(k) for k in g.get("kernels", [])],
+        wrapper=Wrapper(source=wrapper.get("source", ""),
+                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
+                        fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
+        autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
+                  for a in g.get("autotune", [])],
+        not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
+        timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
+        features=[_load_feature(f) for f in g.get("features", [])],
+        memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
+    )
+
+
+# ------------------------------------------------------------------------- parts kept as dataclass dicts
+
+
+def kernel_ir_to_json(ir: KernelIR) -> dict[str, Any]:
+    return to_dict(ir)
+
+
+def kernel_ir_from_json(data: dict[str, Any]) -> KernelIR:
+    return from_dict(KernelIR, data)
+
+
+def timeline_to_json(timeline: MemoryTimeline) -> dict[str, Any]:
+    return to_dict(timeline, skip=("graph",))
+
+
+def timeline_from_json(data: dict[str, Any]) -> MemoryTimeline:
+    return from_dict(
+        MemoryTimeline, data,
+        steps=lambda items: [from_dict(MemoryStep, s) for s in items],
+        buffers=lambda items: [from_dict(MemoryBuffer, b) for b in items],
+        measured=lambda m: from_dict(MemoryMeasurement, m),
+    )
+
+
+def wrapper_fx_to_json(fx: WrapperFx) -> dict[str, Any]:
+    return to_dict(fx, skip=("module",))
+
+
+def wrapper_fx_from_json(data: dict[str, Any]) -> WrapperFx:
+    return from_dict(WrapperFx, data, nodes=lambda items: [from_dict(WrapperFxNode, n) for n in items])

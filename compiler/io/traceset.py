@@ -1,0 +1,60 @@
+"""TraceSet JSON (schema ``inductor-explorer/traceset``): every rank's summary and compilations."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ..model import slots
+from ..model.errors import TraceFormatError
+from ..model.traceset import CompileSummary, Divergence, RankSummary, RankTrace, TraceSet
+from .trace import from_json as compilation_from_json
+
+SCHEMA = "inductor-explorer/traceset"
+VERSION = 1
+
+
+@slots.rank_summary_json.fill
+def summary_to_json(s: RankSummary) -> dict[str, Any]:
+    return {**asdict(s), "seconds": s.seconds, "graphs": sum(1 for c in s.compiles if c.graph),
+            "graph_break_count": len(s.graph_breaks), "recompile_count": len(s.recompiles)}
+
+
+def summary_from_json(data: dict[str, Any]) -> RankSummary:
+    return RankSummary(rank=str(data["rank"]), log=str(data.get("log", "")), torch=data.get("torch"),
+                       compiles=[CompileSummary(**{k: c[k] for k in CompileSummary.__dataclass_fields__ if k in c})
+                                 for c in data.get("compiles", [])],
+                       problems=[str(p) for p in data.get("problems", [])])
+
+
+@slots.traceset_json.fill
+def to_json(ts: TraceSet) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA, "version": VERSION, "path": ts.path, "problems": ts.problems,
+        "divergence": [asdict(d) for d in ts.divergence],
+        "ranks": [{"summary": summary_to_json(r.summary),
+                   "compilations": {cid: c.to_json() for cid, c in r.compilations().items()}}
+                  for r in ts.ranks.values()],
+    }
+
+
+def from_json(data: Any, origin: str = "traceset") -> TraceSet:
+    """A saved TraceSet (``TraceSet.save``): JSON only, nothing evaluated."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise TraceFormatError(f"{origin} is not a saved TraceSet (missing schema {SCHEMA!r})")
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise TraceFormatError(f"{origin} uses TraceSet schema version {data.get('version')!r}, newer than this "
+                               f"inductor-explorer reads ({VERSION}); upgrade inductor-explorer to open it")
+    ranks: dict[str, RankTrace] = {}
+    try:
+        for entry in data.get("ranks", []):
+            summary = summary_from_json(entry["summary"])
+            compilations = {str(cid): compilation_from_json(c, f"{origin} rank {summary.rank} {cid}")
+                            for cid, c in (entry.get("compilations") or {}).items()}
+            ranks[summary.rank] = RankTrace(summary, compilations=compilations)
+        found = [Divergence(str(d["kind"]), str(d["summary"]), {str(k): str(v) for k, v in d["ranks"].items()},
+                            d.get("compile_id")) for d in data.get("divergence", [])]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise TraceFormatError(f"malformed TraceSet {origin}: {type(exc).__name__}: {exc}") from exc
+    return TraceSet(str(data.get("path", origin)), ranks, found, [str(p) for p in data.get("problems", [])])
+

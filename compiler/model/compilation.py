@@ -1,0 +1,179 @@
+"""Compilation: every graph of one torch.compile run, its settings, timings and live handles."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import slots
+from .dynamo import DynamoStage
+from .provenance import ProvenanceReport
+from .slots import Rendered
+from .stages import GraphCapture
+
+
+@dataclass(repr=False)
+class Compilation(Rendered):
+    function: str
+    device: str
+    device_name: str
+    torch: str
+    triton: str | None
+    python: str
+    created: str
+    toggles: dict[str, Any]
+    inductor_overrides: dict[str, Any]
+    backward: bool
+    timings: dict[str, float]
+    inputs: list[dict[str, Any]]
+    output_specs: list[dict[str, Any]]
+    graphs: list[GraphCapture]
+    sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
+    numerics: list[Any] = field(default_factory=list)  # every c.check_numerics() report, oldest first
+    library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
+    dynamo: DynamoStage = field(default_factory=DynamoStage)  # guards, graph breaks, symbols, recompiles
+    origin: dict[str, Any] = field(default_factory=dict)  # where a loaded one came from: log, rank, compile id
+
+    def __post_init__(self) -> None:
+        for graph in self.graphs:
+            graph.library_files = self.library_files
+            graph.compilation = self
+            for kernel in graph.kernels:
+                kernel.graph = graph
+            if graph.memory is not None:
+                graph.memory.graph = graph
+    # live handles: present only in the process that compiled
+    outputs: Any = None
+    compiled: Any = None
+    target: Any = None
+    example_inputs: tuple[Any, ...] | None = None
+    call_kwargs: dict[str, Any] | None = None
+    grad_enabled: bool | None = None  # grad mode of the capture: Dynamo guards on it, so runs replay it
+    rerun: Any = field(default=None, repr=False)  # runs the compiled function again, capturing recompiles
+
+    @property
+    def live(self) -> bool:
+        return self.compiled is not None
+
+    @property
+    def guards(self) -> list[Any]:
+        return self.dynamo.guards
+
+    @property
+    def graph_breaks(self) -> list[Any]:
+        return self.dynamo.graph_breaks
+
+    @property
+    def symbols(self) -> list[Any]:
+        return self.dynamo.symbols
+
+    @property
+    def recompiles(self) -> list[Any]:
+        return self.dynamo.recompiles
+
+    @property
+    def compile_metrics(self) -> list[Any]:
+        return self.dynamo.compile_metrics
+
+    @property
+    def kernels(self) -> list[Any]:
+        return [k for g in self.graphs for k in g.kernels]
+
+    def graph(self, key: int | str) -> GraphCapture:
+        for g in self.graphs:
+            if key in (g.index, g.id):
+                return g
+        raise KeyError(f"no graph {key!r}; graphs: {[g.id for g in self.graphs]}")
+
+    def run(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Call the compiled function again (defaults to the example inputs).
+
+        When new inputs make Dynamo recompile, the new graphs are captured into this compilation and
+        the recompile (with the guard that failed) is added to ``recompiles``.
+        """
+        if not self.live:
+            raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
+                               "compile it again with explorer.compile(...)")
+        args = inputs or self.example_inputs or ()
+        return self.rerun(self, args, kwargs) if self.rerun is not None else self.compiled(*args, **kwargs)
+
+    def bench(self) -> Any:
+        """Every kernel timed on the GPU, plus the whole compiled function against eager."""
+        return slots.bench_compilation(self)
+
+    def profile(self, runs: int = 20, warmup: int = 3) -> Any:
+        """Run the compiled function ``runs`` times under torch.profiler (after ``warmup`` runs) and
+        attribute the time to kernels, nodes and source lines; the Profile is kept in ``profiles``."""
+        result = slots.profile(self, runs=runs, warmup=warmup)
+        self.profiles.append(result)
+        return result
+
+    def check_numerics(self, reference: str = "eager", rtol: float | None = None, atol: float | None = None,
+                       edits: Any = None) -> Any:
+        """Run once, compare every kernel's output buffers with the post-grad graph run eagerly
+        (``reference="eager"``: same dtypes; ``"float64"``: upcast) and find the first kernel that diverges.
+        ``edits`` ({kernel or id: source}) runs edited Triton kernels in place of the originals.
+        The report is kept in ``numerics``."""
+        report = slots.check_numerics(self, reference, rtol, atol, edits)
+        self.numerics.append(report)
+        return report
+
+    def features(self, system: str | None = None) -> list[Any]:
+        """What each Inductor system did here (``compiler.model.features.SYSTEMS``), every graph, in order."""
+        return [f for g in self.graphs for f in g.features if system is None or f.system == system]
+
+    def provenance(self) -> Any:
+        """Every kernel linked to nodes and lines, explained (``provenance_note``), or missing."""
+        return ProvenanceReport.of(self)
+
+    def measure_memory(self) -> list[Any]:
+        """Run each graph once on the GPU: its measured peak next to the planned one (g.memory.measured)."""
+        return [g.memory.measure() for g in self.graphs if g.memory is not None]
+
+    def check_determinism(self, runs: int = 5) -> Any:
+        """Run the compiled function ``runs`` times; say whether the outputs are bitwise equal."""
+        if not self.live:
+            raise RuntimeError("check_determinism needs the live compilation, not a loaded trace")
+        return slots.check_determinism(self, runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return slots.trace_json(self)
+
+    def trace_view(self) -> dict[str, Any]:
+        """The trace dict with each graph serialized stage by stage as it is read (what views use)."""
+        return slots.trace_json(self, lazy=True)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(json.dumps(self.to_json(), indent=1))
+        return path
+
+    def to_html(self, path: str | Path) -> Path:
+        """Write one self-contained HTML file with the explorer view (opens without a kernel or network)."""
+        write = slots.renderer("html")
+        if write is None:
+            raise ImportError("the explorer view is not available: import explorer (and install "
+                              "inductor-explorer[widgets]) to write HTML")
+        return Path(write(self.trace_view(), path))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Notebooks show the explorer widget when it is available, else the static HTML rendering.
+
+        The widget's bundle carries a short HTML summary too: without it, IPython would also call
+        ``_repr_html_`` and render every stage of the compilation (seconds on a large model) for a
+        fallback that widget-aware frontends never show.
+        """
+        bundle = slots.widget_bundle("widget", self.trace_view, include, exclude, "text/html",
+                                     lambda: slots.html_summary(self))
+        if bundle is not None:
+            return bundle
+        return {"text/plain": repr(self), "text/html": slots.html_of(self)}
+
+    def __repr__(self) -> str:
+        kernels = sum(len(g.kernels) for g in self.graphs)
+        origin = "" if self.live else ", loaded"
+        return (f"Compilation({self.function} on {self.device}: {len(self.graphs)} graphs, {kernels} kernels, "
+                f"{self.timings.get('total', 0):.2f}s{origin})")

@@ -1,0 +1,41 @@
+"""k.ir: what Triton made of a kernel below its Python source (TTIR, TTGIR, LLVM IR, PTX, SASS), with
+each IR line mapped to the kernel source line it came from (built by compiler/build/ir_line_maps.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .slots import Rendered
+
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+
+
+@dataclass(repr=False)
+class KernelIR(Rendered):
+    stages: dict[str, str] = field(default_factory=dict)  # stage name -> text, in lowering order
+    line_map: dict[str, list[int | None]] = field(default_factory=dict)  # stage -> per IR line: kernel line
+    meta: dict[str, Any] = field(default_factory=dict)  # registers, spills, shared_memory, num_warps, ...
+    notes: list[str] = field(default_factory=list)
+    truncated: dict[str, int] = field(default_factory=dict)  # stage -> characters before the cap
+    source_file: str | None = None  # the file Triton compiled the kernel from
+
+    def lines(self, stage: str) -> list[str]:
+        return self.stages.get(stage, "").splitlines()
+
+    def source_line(self, stage: str, ir_line: int) -> int | None:
+        """The kernel source line (1-based) that IR line ``ir_line`` (1-based) of ``stage`` comes from."""
+        mapped = self.line_map.get(stage) or []
+        return mapped[ir_line - 1] if 0 < ir_line <= len(mapped) else None
+
+    def ir_lines(self, kernel_line: int) -> dict[str, list[int]]:
+        """Stage -> the IR lines (1-based) generated from kernel source line ``kernel_line``."""
+        return {stage: [i for i, line in enumerate(mapped, start=1) if line == kernel_line]
+                for stage, mapped in self.line_map.items()}
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{s} {len(self.lines(s))} lines" for s in self.stages)
+        meta = self.meta
+        resources = ", ".join(f"{k} {meta[k]}" for k in ("registers", "spills", "shared_memory", "num_warps",
+                                                         "num_stages") if meta.get(k) is not None)
+        return f"KernelIR({sizes or 'no stages'}; {resources or 'no resource info'})"

@@ -1,0 +1,227 @@
+"""The stage objects of one compilation: plain dataclasses, linked by ids.
+
+Every object prints itself three ways from one place (``compiler/render``): a short ``__repr__``, ``__rich__``
+for terminals and ``_repr_html_`` for notebooks. Live handles (GraphModules, the compiled callable)
+exist only in the process that compiled; loaded compilations carry the same data without them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import sympy
+
+from . import slots
+from .slots import Rendered
+
+
+@dataclass(repr=False, slots=True)
+class FxNode(Rendered):
+    name: str
+    op: str
+    target: str
+    args: str = ""
+    shape: list[Any] | None = None
+    dtype: str | None = None
+    inputs: list[str] = field(default_factory=list)
+    users: list[str] = field(default_factory=list)
+    user_line: tuple[str, int] | None = None  # (filename, lineno): see compiler.build.frames.best_line
+    stack: list[tuple[str, int, str]] = field(default_factory=list)  # every frame, outermost first
+    module: str | None = None  # path of the innermost nn.Module it was traced in ("" for the root module)
+    subgraph: str | None = None  # path of the higher-order op's body holding it; None in the main graph
+    fx: list[str] = field(default_factory=list)  # post-grad node -> Dynamo FX nodes it came from
+    post_grad: list[str] = field(default_factory=list)  # Dynamo FX node -> post-grad nodes made from it
+    loop_ir: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        shape = "" if self.shape is None else f" {self.dtype} {list(self.shape)}"
+        return f"FxNode({self.name}: {self.op} {self.target}{shape})"
+
+
+@dataclass(repr=False)
+class FxStage(Rendered):
+    """An FX graph: Dynamo's (``stage='fx'``) or the post-grad ATen graph (``stage='post_grad'``)."""
+
+    stage: str
+    code: str
+    nodes: list[FxNode]
+    module: Any = None  # torch.fx.GraphModule while live
+
+    def node(self, name: str) -> FxNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no node {name!r} in the {self.stage} graph; nodes: {[n.name for n in self.nodes][:20]}")
+
+    def __iter__(self) -> Iterator[FxNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, key: int | str) -> FxNode:
+        return self.node(key) if isinstance(key, str) else self.nodes[key]
+
+    def __repr__(self) -> str:
+        ops = sum(1 for n in self.nodes if n.op == "call_function")
+        return f"FxStage({self.stage}, {len(self.nodes)} nodes, {ops} calls)"
+
+
+@dataclass(repr=False, slots=True)
+class LoopIRNode(Rendered):
+    name: str
+    kind: str  # pointwise | reduction | extern | template | nop | foreach | other
+    buffers: list[str] = field(default_factory=list)
+    buffer_nodes: dict[str, str] = field(default_factory=dict)  # output buffer -> post-grad node it holds
+    device: str | None = None
+    dtype: str | None = None
+    size: list[str] = field(default_factory=list)
+    stride: list[str] = field(default_factory=list)
+    ranges: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    sizes: list[list[sympy.Expr]] = field(default_factory=list)
+    indexing: dict[str, sympy.Expr] = field(default_factory=dict)
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    body: str = ""
+    origins: list[str] = field(default_factory=list)  # post-grad node names
+    extern_target: str | None = None
+    group: str | None = None
+    eliminated: bool = False
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        ranges = ", ".join(f"{v}<{r}" for v, r in self.ranges.items())
+        state = " eliminated" if self.eliminated else f" -> {self.group}"
+        return f"LoopIRNode({self.name}: {self.kind} [{ranges}] from {self.origins}{state})"
+
+
+@dataclass(repr=False, slots=True)
+class FusedGroup(Rendered):
+    name: str
+    kind: str
+    nodes: list[str]
+    origins: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"FusedGroup({self.name}: {self.kind}, {len(self.nodes)} nodes -> {self.kernels})"
+
+
+@dataclass(frozen=True)
+class NotFused:
+    """Inductor's reason for keeping two loop-IR nodes in separate kernels."""
+
+    node1: str
+    node2: str
+    reason: str
+
+
+@dataclass(repr=False, slots=True)
+class Kernel(Rendered):
+    id: str
+    name: str
+    language: str  # cpp | triton | extern | template
+    source: str
+    group: str | None = None
+    loop_ir: list[str] = field(default_factory=list)
+    post_grad_nodes: list[str] = field(default_factory=list)
+    fx_nodes: list[str] = field(default_factory=list)
+    user_lines: list[tuple[str, int]] = field(default_factory=list)
+    line_nodes: dict[int, list[str]] = field(default_factory=dict)  # kernel line (1-based) -> post-grad nodes
+    wrapper_lines: list[int] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    provenance_note: str | None = None  # why some of post_grad_nodes / fx_nodes / user_lines are empty
+    ir: Any = None  # KernelIR (compiler/model/kernel_ir.py): Triton's IR stages of the chosen binary, GPU only
+    graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    def bench(self) -> Any:
+        """Time this kernel on the real shapes (GPU): bytes, FLOPs, GB/s, TFLOP/s, fraction of peak."""
+        return slots.bench_kernel(self, self.graph)
+
+    def edit(self, new_source: str, *, bench: bool = True) -> Any:
+        """Compile ``new_source`` (an edited copy of ``source``) in a worker process, run it on the
+        original's inputs, compare outputs and bench both. Errors come back in the result."""
+        return slots.edit_kernel(self, new_source, bench=bench)
+
+    def __repr__(self) -> str:
+        return (f"Kernel({self.id}: {self.language}, {len(self.lines)} lines, group={self.group}, "
+                f"nodes={self.post_grad_nodes})")
+
+
+@dataclass(repr=False)
+class Wrapper(Rendered):
+    source: str
+    kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
+    fx: Any = None  # WrapperFx (compiler/model/wrapper_fx.py): the same wrapper as an FX graph, or why not
+
+    def __repr__(self) -> str:
+        return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"
+
+
+@dataclass(frozen=True)
+class AutotuneRecord:
+    kernel: str
+    choice: str
+    time_ms: float
+    chosen: bool
+    source: str  # "select_algorithm" (max-autotune choices) | "triton_heuristics" (kernel configs)
+
+
+STAGE_NAMES = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
+
+
+@dataclass(repr=False)
+class GraphCapture(Rendered):
+    """Everything Inductor produced for one graph (one Dynamo graph's forward, backward or inference)."""
+
+    index: int
+    kind: str  # forward | backward | inference
+    dynamo_graph: int
+    fx: FxStage
+    post_grad: FxStage
+    loop_ir: list[LoopIRNode]
+    fused: list[FusedGroup]
+    kernels: list[Kernel]
+    wrapper: Wrapper
+    autotune: list[AutotuneRecord] = field(default_factory=list)
+    not_fused: list[NotFused] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    compile_id: str | None = None  # Dynamo's compile id of the frame this graph came from ("0/1")
+    memory: Any = None  # MemoryTimeline (compiler/model/memory.py): buffers over the wrapper's steps
+    compiled_fn: Any = None  # Inductor's callable for this graph while live
+    compilation: Any = field(default=None, repr=False, compare=False)  # the Compilation holding it
+    _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
+    library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
+    features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
+
+    @property
+    def id(self) -> str:
+        return f"g{self.index}"
+
+    @property
+    def stages(self) -> "OrderedDict[str, Any]":
+        return OrderedDict((name, getattr(self, name)) for name in STAGE_NAMES)
+
+    def kernel(self, key: str) -> Kernel:
+        for k in self.kernels:
+            if key in (k.id, k.name):
+                return k
+        raise KeyError(f"no kernel {key!r}; kernels: {[k.id for k in self.kernels]}")
+
+    def loop_ir_node(self, name: str) -> LoopIRNode:
+        for n in self.loop_ir:
+            if n.name == name:
+                return n
+        raise KeyError(f"no loop-IR node {name!r}")
+
+    def __repr__(self) -> str:
+        return (f"GraphCapture({self.id} {self.kind}, dynamo graph {self.dynamo_graph}: {len(self.fx)} fx nodes, "
+                f"{len(self.post_grad)} post-grad nodes, {len(self.loop_ir)} loop-IR nodes, "
+                f"{len(self.fused)} fused groups, {len(self.kernels)} kernels)")

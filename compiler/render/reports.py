@@ -1,0 +1,103 @@
+"""Terminal (rich) and notebook (HTML) renderings of run reports, registered on the model's rich_of / html_of."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..model.formatting import where
+from ..model.numerics import KernelNumerics, NumericsReport
+from ..model.profile import Profile
+from ..model.slots import html_of, rich_of
+from .core import table_html
+
+_TOP = 15
+
+
+def _bar(fraction: float, width: int = 20) -> str:
+    filled = max(0, min(width, round(fraction * width)))
+    return "█" * filled + "·" * (width - filled)
+
+
+def _profile_rows(p: Profile) -> list[list[str]]:
+    fractions = p.fraction
+    return [[key, p.kernels[key].language, f"{ms:.4f}", f"{p.kernel_calls.get(key, 0):g}",
+             f"{fractions.get(key, 0.0):.1%}", _bar(fractions.get(key, 0.0))] for key, ms in p.top_kernels(_TOP)]
+
+
+def _line_rows(p: Profile) -> list[list[str]]:
+    return [[where(line), f"{ms:.4f}", f"{(ms / p.total_ms if p.total_ms else 0):.1%}"] for line, ms in p.top_lines(_TOP)]
+
+
+@rich_of.register
+def _(p: Profile) -> Any:
+    kernels = Table(title=f"top kernels ({len(p.kernel_ms)} in all)")
+    for column in ("kernel", "language", "ms / run", "calls", "share", ""):
+        kernels.add_column(column, justify="right" if column in ("ms / run", "calls", "share") else "left")
+    for row in _profile_rows(p):
+        kernels.add_row(*row)
+    lines = Table(title="top source lines")
+    for column in ("line", "ms / run", "share"):
+        lines.add_column(column)
+    for row in _line_rows(p):
+        lines.add_row(*row)
+    head = Text(f"{p.device}, {p.runs} runs: {p.total_ms:.4f} ms per run in the compiled graphs, "
+                f"wall {p.wall_ms:.4f} ms", style="bold")
+    rest = ", ".join(f"{name} {ms:.4f}" for name, ms in list(p.unattributed.items())[:5])
+    note = Text(f"unattributed {p.unattributed_ms:.4f} ms" + (f": {rest}" if rest else ""), style="dim")
+    return Group(head, kernels, lines, note)
+
+
+@html_of.register
+def _(p: Profile) -> str:
+    head = (f"<b>{html.escape(p.device)}, {p.runs} runs</b>: {p.total_ms:.4f} ms per run in the compiled graphs, "
+            f"wall {p.wall_ms:.4f} ms; unattributed {p.unattributed_ms:.4f} ms")
+    return ("<div>" + head + table_html(["kernel", "language", "ms / run", "calls", "share", ""], _profile_rows(p))
+            + table_html(["line", "ms / run", "share"], _line_rows(p)) + "</div>")
+
+
+def _g(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+_STATE = {True: "ok", False: "DIVERGES", None: "not compared"}
+_NUMERICS_HEAD = ["kernel", "language", "", "max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64",
+                  "notes"]
+
+
+def _numerics_row(row: KernelNumerics) -> list[str]:
+    return [row.key, row.language, _STATE[row.ok], _g(row.max_abs), _g(row.max_rel),
+            "–" if row.mismatched is None else f"{row.mismatched:.1%}", _g(row.compiled_vs_float64),
+            _g(row.eager_vs_float64), "; ".join(row.notes)[:120]]
+
+
+def _first_divergent_text(r: NumericsReport) -> str:
+    if r.first_divergent is None:
+        return f"every compared kernel is within tolerance of {r.reference}"
+    nodes = r.first_divergent_nodes
+    lines = ", ".join(where(u) for u in nodes.get("user_lines", []))
+    return (f"first divergent kernel: {r.first_divergent} (FX nodes {', '.join(nodes.get('fx', []))}; "
+            f"your lines {lines})")
+
+
+@rich_of.register
+def _(r: NumericsReport) -> Any:
+    table = Table(title=f"kernels against {r.reference}, in execution order")
+    for column in _NUMERICS_HEAD:
+        table.add_column(column)
+    for row in r.kernels.values():
+        table.add_row(*_numerics_row(row), style="bold red" if row.key == r.first_divergent else None)
+    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), table]
+    parts += [Text(note, style="dim") for note in r.notes]
+    return Group(*parts)
+
+
+@html_of.register
+def _(r: NumericsReport) -> str:
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in r.notes)
+    return (f"<div><b>{html.escape(_first_divergent_text(r))}</b>"
+            + table_html(_NUMERICS_HEAD, [_numerics_row(row) for row in r.kernels.values()]) + notes + "</div>")
