@@ -1,0 +1,67 @@
+"""TraceSet: the compilations of a multi-rank job, per rank and compile id (compiler/model/traceset.py),
+read from a TORCH_TRACE directory: every rank's log is indexed and each compile summarized from the index
+alone, so the cross-rank summary is ready before any graph is parsed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model.errors import TraceLoadError
+from ..model.formatting import where
+from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, divergence
+from .trace_import import LogIndex, build_compilation, find_logs, index_log, rank_in_name
+
+
+def _summarize(index: LogIndex, rank: str) -> RankSummary:
+    stage = index.dynamo.stage({})
+    frames = {f.compile_id: f for f in stage.frames}
+    compiles = []
+    for compile_id, entry in index.compiles.items():
+        frame = frames.get(compile_id)
+        if frame is None:
+            continue  # records without a frame compile (a lazily compiled backward's context)
+        metrics = [m for m in stage.compile_metrics if m.compile_id == compile_id]
+        compiles.append(CompileSummary(
+            compile_id=compile_id, function=frame.function, graph=entry.graph_checksum, graph_nodes=entry.graph_nodes,
+            seconds=round(sum(m.seconds for m in metrics), 6),
+            graph_breaks=[f"{(where(b.user_line, full_path=True) or '?')} {b.reason}" for b in stage.graph_breaks if b.compile_id == compile_id],
+            recompile_reasons=[reason.splitlines()[0] for r in stage.recompiles if r.compile_id == compile_id
+                               for reason in r.reasons if reason.strip()]))
+    return RankSummary(rank=rank, log=str(index.path), torch=index.torch, compiles=compiles,
+                       problems=index.problems.messages())
+
+
+def load_trace(path: str | Path) -> TraceSet:
+    """Read a TORCH_TRACE directory (one log per rank) or one log: a TraceSet per rank and compile id.
+
+    Unknown and malformed records are counted in each rank's ``summary.problems``, never fatal;
+    nothing in a log is evaluated. Raises TraceLoadError only when nothing can be read.
+    """
+    logs = find_logs(path)
+    indexes = [index_log(log) for log in logs]
+    if not any(i.records for i in indexes):
+        raise TraceLoadError(f"{path} holds no TORCH_TRACE records: {', '.join(l.name for l in logs[:5])} "
+                             "do not look like logs torch writes under TORCH_TRACE=dir")
+    ranks: dict[str, RankTrace] = {}
+    problems: list[str] = []
+    unranked = 0
+    for index in indexes:
+        if not index.records:
+            problems.append(f"{index.path.name}: no structured trace records (skipped)")
+            continue
+        rank = index.rank if index.rank is not None else rank_in_name(index.path)
+        if rank is None:
+            rank, unranked = unranked, unranked + 1
+        key = str(rank)
+        if key in ranks:
+            key = f"{rank}@{index.path.stem}"
+            problems.append(f"more than one log for rank {rank} (a directory shared by several runs?): "
+                            f"{index.path.name} is kept as rank {key!r}")
+        ranks[key] = RankTrace(_summarize(index, key), index, build_compilation)
+    versions = {r.summary.torch for r in ranks.values() if r.summary.torch}
+    if len(versions) > 1:
+        problems.append(f"the ranks ran different torch versions: {sorted(versions)}")
+    summaries = [r.summary for r in ranks.values()]
+    return TraceSet(str(path), ranks, divergence(summaries), problems)
+
+
