@@ -197,7 +197,7 @@ class GraphCapture(Rendered):
     memory: Any = None  # MemoryTimeline (compiler/model/memory.py): buffers over the wrapper's steps
     compiled_fn: Any = None  # Inductor's callable for this graph while live
     compilation: Any = field(default=None, repr=False, compare=False)  # the Compilation holding it
-    _json: Any = field(default=None, repr=False, compare=False)  # serialize.LazyGraph, kept once made
+    _json: Any = field(default=None, repr=False, compare=False)  # compiler/io/trace.LazyGraph, kept once made
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
     features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
 
