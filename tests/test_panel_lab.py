@@ -128,8 +128,6 @@ def test_toggle_round_trip_in_the_browser(page, tmp_path):
     )
     assert not cell.locator(TOGGLE).is_checked()
     assert cell.locator(".ie-sum-toggles").inner_text().endswith("defaults")
-    seconds = float(status.inner_text().rsplit("(", 1)[1].split(" s")[0])
-    assert seconds < 0.2, status.inner_text()
 
     run_cell(page, 4)
     page.wait_for_function("() => document.querySelectorAll('.jp-Cell')[4].innerText.includes('ENTRIES')", timeout=30_000)

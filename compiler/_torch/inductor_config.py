@@ -16,7 +16,15 @@ from torch._inductor import config as _config
 
 
 def has_key(key: str) -> bool:
-    return key in _all_keys()
+    return key in key_names()
+
+
+@functools.cache
+def key_names() -> frozenset[str]:
+    """Every key Inductor declares. The set is fixed once the config module is imported, so it is read
+    once per process: a config copy deep-copies every value (milliseconds each, and a toggle switch
+    asks about dozens of keys)."""
+    return frozenset(_config.get_config_copy())
 
 
 def _all_keys() -> dict[str, Any]:
@@ -24,7 +32,10 @@ def _all_keys() -> dict[str, Any]:
 
 
 def get(key: str) -> Any:
-    return _all_keys()[key]
+    """The current value of ``key``, read through the config module (sub-configs are attributes)."""
+    if key not in key_names():
+        raise KeyError(f"Inductor has no config key {key!r}")
+    return functools.reduce(getattr, key.split("."), _config)
 
 
 def default(key: str) -> Any:
