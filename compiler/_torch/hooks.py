@@ -33,7 +33,7 @@ def capture_hooks(
     on_kernel_nodes: Callable[[str, list[str]], None],
     on_fusion_refused: Callable[[str, str, str], None],
     on_autotune: autotune.Record,
-    keep_code: Callable[[types.CodeType], bool],
+    on_converted_code: Callable[[types.CodeType, bool], None],
     on_combo_kernel: Callable[[combo_kernels.Groups | None], None],
     on_pad_mm: Callable[[dict[str, Any]], None],
     on_wrapper_planned: Callable[[Any], None] = lambda wrapper: None,
@@ -49,7 +49,7 @@ def capture_hooks(
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
         stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))
-        stack.enter_context(dynamo_codes.forget_converted_frames(keep_code))
+        stack.enter_context(dynamo_codes.converted_frames(on_converted_code))
         stack.enter_context(module_frames.keep_nn_module_frames())
         stack.enter_context(combo_kernels.on_combo_kernel(on_combo_kernel))
         stack.enter_context(pad_mm_decisions.on_pad_mm(on_pad_mm))

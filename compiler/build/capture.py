@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_ids, environment, errors, hooks, inductor_config, memory_estimate, scheduler_ir,
-                      structured_trace, timing, wrapper_fx, wrapper_ir)
+from .._torch import (compile_ids, dynamo_codes, environment, errors, hooks, inductor_config, memory_estimate,
+                      scheduler_ir, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from ..model import progress
 from ..model.compilation import Compilation
@@ -28,7 +28,6 @@ from .dynamo_records import DynamoRecords, add_sources
 from .fx_stage import StageNames
 from .specs import tensor_specs, user_sources
 
-_RESUME_PREFIX = "torch_dynamo_resume_in"
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
@@ -51,7 +50,9 @@ class _Recorder:
         self.dynamo = DynamoRecords(structured_trace.interned_filenames())
         self.inner: list[InnerRecord] = []
         self.current: InnerRecord | None = None
-        self.entry_code: types.CodeType | None = None
+        self.codes: dict[types.CodeType, bool] = {}  # code Dynamo converted -> it had no cache entry before
+        self.held: set[types.CodeType] = set()  # codes a Compilation holds (dynamo_codes.hold)
+        self.entry_code: types.CodeType | None = None  # our private copy of the entry function's code
 
     def enter(self, stage: str) -> None:
         """Move on to ``stage`` and report it as progress (going back to an outer stage is not reported:
@@ -71,7 +72,7 @@ class _Recorder:
             on_kernel_nodes=self.on_kernel_nodes,
             on_fusion_refused=self.on_fusion_refused,
             on_autotune=self.on_autotune,
-            keep_code=self.keep_code,
+            on_converted_code=self.on_converted_code,
             on_combo_kernel=self.on_combo_kernel,
             on_pad_mm=self.on_pad_mm,
             on_wrapper_planned=self.on_wrapper_planned,
@@ -193,9 +194,15 @@ class _Recorder:
         if self.dynamo.reads(record):
             self.dynamo.add(record)
 
-    def keep_code(self, code: types.CodeType) -> bool:
-        """Our private entry copy and Dynamo's resume functions made from it stay cached (see dynamo_codes)."""
-        return code is self.entry_code or code.co_name.startswith(_RESUME_PREFIX)
+    def on_converted_code(self, code: types.CodeType, fresh: bool) -> None:
+        """Every frame Dynamo converts runs in this compilation's runs: its cache is held with it."""
+        self.codes.setdefault(code, fresh)
+
+    def hold_codes(self, compilation: Compilation) -> None:
+        """The compiled frames stay cached while ``compilation`` lives, through torch._dynamo.reset()."""
+        new = {code: fresh for code, fresh in self.codes.items() if code not in self.held}
+        dynamo_codes.hold(compilation, new, dynamo_codes.private_codes(self.entry_code))
+        self.held.update(new)
 
     # --- results ---------------------------------------------------------------------------
     def graphs(self, start: int = 0) -> list[GraphCapture]:
@@ -237,6 +244,7 @@ class _Recorder:
         finally:
             self.active = False
         new = self.graphs(start)
+        self.hold_codes(compilation)
         if new or self.dynamo.frames.keys() != frames.keys():
             compilation.graphs.extend(new)
             compilation.__post_init__()
@@ -340,6 +348,15 @@ def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any,
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
     progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend, dynamic=dynamic)
+    with dynamo_codes.forgotten_unless_held(recorder.codes, recorder.held):
+        return _run_and_collect(recorder, compiled, name, device, target, inputs, config, settings, backward,
+                                kwargs)
+
+
+def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...],
+                     config: Mapping[str, Any] | None, settings: dict[str, Any], backward: bool,
+                     kwargs: Mapping[str, Any] | None) -> Compilation:
+    """Run the compiled entry with the hooks on (compiling it), then read what was captured."""
     call_kwargs = dict(kwargs or {})
     overrides: dict[str, Any] = {}
     grad_enabled = torch.is_grad_enabled()
@@ -391,7 +408,7 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
     dynamo = recorder.dynamo_stage(graphs)
     sources = user_sources(graphs)
     add_sources(sources, dynamo, recorder.dynamo.line_texts)
-    return Compilation(
+    compilation = Compilation(
         function=name,
         toggles=toggles.toggle_names_for(settings) if config else {},
         inductor_overrides=overrides,
@@ -414,3 +431,5 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         rerun=recorder.rerun if outputs is not None else None,
         **meta,
     )
+    recorder.hold_codes(compilation)
+    return compilation

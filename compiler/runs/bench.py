@@ -194,6 +194,7 @@ def bench_compilation(c: Any) -> CompilationBench:
     if c.live and c.example_inputs is not None:
         args, kwargs = c.example_inputs, c.call_kwargs or {}
         with torch.set_grad_enabled(replay.grad_mode(c)):  # forward only, as captured: no recompile timed
-            compiled_ms = cold_ms(lambda: c.compiled(*args, **kwargs))
+            with replay.captured_only(c):
+                compiled_ms = cold_ms(lambda: c.compiled(*args, **kwargs))
             eager_ms = cold_ms(lambda: c.target(*args, **kwargs))
     return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)

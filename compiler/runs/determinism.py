@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from ..model import slots
+from . import replay
 from .replay import flat_tensors
 
 
@@ -34,15 +35,16 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 def check(c: Any, runs: int = 5) -> DeterminismReport:
     if runs < 2:
         raise ValueError("check_determinism needs runs >= 2")
-    with torch.no_grad():
-        reference = _tensors(c.run())
-        equal, worst = True, 0.0
-        for _ in range(runs - 1):
-            for a, b in zip(reference, _tensors(c.run())):
-                if not torch.equal(a, b):
-                    equal = False
-                    if a.is_floating_point():
-                        worst = max(worst, float((a.double() - b.double()).abs().max()))
+    replay.check_runnable(c, "check_determinism()")
+    run = replay.runner(c)  # as captured: the capture's grad mode, its backward too
+    reference = _tensors(run())
+    equal, worst = True, 0.0
+    for _ in range(runs - 1):
+        for a, b in zip(reference, _tensors(run())):
+            if not torch.equal(a, b):
+                equal = False
+                if a.is_floating_point():
+                    worst = max(worst, float((a.double() - b.double()).abs().max()))
     autotuned = [k.id for g in c.graphs for k in g.kernels if (k.meta.get("configs_tried") or 0) > 1]
     deterministic = bool(c.toggles.get("deterministic") or c.inductor_overrides.get("deterministic"))
     return DeterminismReport(runs, equal, worst, deterministic, autotuned)

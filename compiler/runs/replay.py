@@ -3,14 +3,21 @@
 A run must execute the graphs the explorer captured, not new ones: Dynamo guards on grad mode, so the
 call happens in the grad mode of the capture; a compilation captured with ``backward=True`` runs its
 backward too, through ``torch.autograd.grad`` so no ``.grad`` of the user's tensors or parameters
-changes.
+changes. The capture holds Dynamo's cache entries of every frame it compiled, also through
+``torch._dynamo.reset()`` for the frames only it runs (compiler/_torch/dynamo_codes.py), and a run
+forbids Dynamo to compile anything (``captured_only``): a run that would need a new graph (other
+inputs, or a frame of the user's code whose cache a reset cleared) fails with a clear error instead of
+compiling one behind the user's back.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import contextlib
+from typing import Any, Callable, Iterator, Mapping
 
 import torch
+
+from .._torch import dynamo_codes
 
 
 class NotRunnableError(RuntimeError):
@@ -59,6 +66,28 @@ def grad_mode(c: Any) -> bool:
     return c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
 
 
+_RECOMPILE = "Detected recompile when torch.compile stance is 'fail_on_recompile'"
+
+
+@contextlib.contextmanager
+def captured_only(c: Any) -> Iterator[None]:
+    """Run only what ``c`` captured: Dynamo may not compile a frame (``set_stance("fail_on_recompile")``);
+    if it would have to, NotRunnableError says why."""
+    dynamo_codes.restore_code_map()
+    try:
+        with torch.compiler.set_stance("fail_on_recompile"):
+            yield
+    except RuntimeError as error:
+        if _RECOMPILE not in str(error):
+            raise
+        reason = str(error).split("Detected recompile when torch.compile stance is 'fail_on_recompile'. ", 1)[-1]
+        raise NotRunnableError(
+            f"running {c.function} would compile it again ({reason.splitlines()[0]}): the run needs a graph this "
+            "compilation does not hold (other inputs or grad mode than the capture's, or its compiled code was "
+            "freed). Nothing was compiled; compile again with explorer.compile(...) to explore that program"
+        ) from None
+
+
 def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
     """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the
     outputs; on ``inputs`` (e.g. clones) instead of the example inputs when given."""
@@ -67,7 +96,7 @@ def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
     leaves = _leaves(c, args) if c.backward else []
 
     def run() -> Any:
-        with torch.set_grad_enabled(mode):
+        with torch.set_grad_enabled(mode), captured_only(c):
             outputs = c.compiled(*args, **(c.call_kwargs or {}))
             roots = grad_roots(outputs) if c.backward else []
             if roots and leaves:
