@@ -33,6 +33,24 @@ def test_ir_stages_of_real_kernels():
     assert c.graphs[0].timings["kernel_ir"] > 0
 
 
+def test_capture_leaves_the_disassembly_and_line_maps_for_first_use(monkeypatch, tmp_path):
+    """Capturing copies Triton's texts only: nvdisasm and the line maps run when k.ir is first read, or
+    for every kernel when the trace is saved."""
+    from compiler.build import sass
+
+    real = sass.disassemble
+    calls = []
+    monkeypatch.setattr(sass, "disassemble", lambda cubin: calls.append(1) or real(cubin))
+    x = torch.randn(1024, 1024, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x)
+    kernels = [k for k in c.kernels if k.language == "triton"]
+    assert kernels and calls == [] and all(k.ir.pending is not None for k in kernels)
+    assert "sass" in kernels[0].ir.stages and len(calls) == 1 and kernels[0].ir.pending is None
+    loaded = explorer.load(c.save(tmp_path / "trace.json"))
+    assert len(calls) == len(kernels)
+    assert all(k.ir.line_map for k in loaded.kernels if k.language == "triton")
+
+
 def test_kernels_of_a_later_compile_keep_their_ir(block):
     """Once Inductor's compile workers are up, kernels come back from them without their Python function;
     their IR is still found (in the worker's Triton cache) and mapped to the kernel's lines."""

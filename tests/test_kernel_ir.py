@@ -223,3 +223,21 @@ def test_a_kernel_that_never_ran_has_no_ir_and_says_why():
     raw = triton_ir.capture(types.SimpleNamespace(launchers=[]), "k")
     ir = kernel_ir.kernel_ir(raw, "def k(): pass", "k")
     assert ir.stages == {} and "has not run" in ir.notes[0]
+
+
+def test_a_pending_kernel_ir_is_built_once_when_first_read():
+    from compiler.io.trace import kernel_ir_to_json
+    from compiler.model.kernel_ir import KernelIR
+
+    built = []
+
+    def build() -> KernelIR:
+        built.append(1)
+        return KernelIR(stages={"ptx": ".version 8.0\nld.global"}, line_map={"ptx": [None, 3]}, meta={"registers": 32})
+
+    ir = KernelIR(pending=build)
+    assert ir.pending is not None and built == []  # asking whether it is pending builds nothing
+    assert ir.stages["ptx"].endswith("ld.global") and ir.source_line("ptx", 2) == 3
+    assert ir.meta["registers"] == 32 and built == [1] and ir.pending is None
+    data = kernel_ir_to_json(ir)
+    assert "pending" not in data and data["line_map"] == {"ptx": [None, 3]} and built == [1]

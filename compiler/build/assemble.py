@@ -6,14 +6,15 @@ can highlight the rest without searching.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._torch import fx_meta, runtime, triton_ir
 from ..model import provenance
+from ..model.kernel_ir import KernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                             Wrapper)
 from . import feature_scan as features
@@ -188,25 +189,28 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
 
 
 def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:
-    """Triton's IR stages of each kernel's chosen binary; SASS disassembled in parallel (subprocesses).
-    Returns the seconds it took."""
+    """Each kernel's Triton IR texts copied from its chosen binary; the SASS disassembly and the line maps
+    are built when ``k.ir`` is first read (or the trace saved). Returns the seconds the copy took."""
     started = time.perf_counter()
-    raws = [triton_ir.capture(live[k.name], k.name) for k in kernels]
-    arch = triton_ir.device_arch() if raws else None
-    with ThreadPoolExecutor(max_workers=min(8, len(raws) or 1)) as pool:
-        disassembled = list(pool.map(lambda raw: sass.disassemble(raw["cubin"]) if raw.get("cubin") else None, raws))
-    for kernel, raw, result in zip(kernels, raws, disassembled):
-        if result is not None:
-            text, note = result
-            raw.setdefault("notes", []).append(note)
-            if text:
-                raw["texts"]["sass"] = text
-        compiled_for = raw.get("meta", {}).get("arch")
-        if compiled_for and arch and compiled_for != arch:
-            raw["notes"].append(f"compiled for sm_{compiled_for}, but this GPU is sm_{arch}: "
-                                "registers and SASS describe the other GPU")
-        kernel.ir = kernel_ir(raw, kernel.source, kernel.name)
+    arch = triton_ir.device_arch()
+    for kernel in kernels:
+        raw = triton_ir.capture(live[kernel.name], kernel.name)
+        kernel.ir = KernelIR(pending=functools.partial(_built_ir, raw, kernel.source, kernel.name, arch))
     return time.perf_counter() - started
+
+
+def _built_ir(raw: dict[str, Any], source: str, name: str, arch: Any) -> KernelIR:
+    """The KernelIR of one captured binary: SASS disassembled (nvdisasm), every stage mapped to source lines."""
+    if raw.get("cubin"):
+        text, note = sass.disassemble(raw["cubin"])
+        raw.setdefault("notes", []).append(note)
+        if text:
+            raw["texts"]["sass"] = text
+    compiled_for = raw.get("meta", {}).get("arch")
+    if compiled_for and arch and compiled_for != arch:
+        raw.setdefault("notes", []).append(f"compiled for sm_{compiled_for}, but this GPU is sm_{arch}: "
+                                           "registers and SASS describe the other GPU")
+    return kernel_ir(raw, source, name)
 
 
 def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
-from ..model import slots
+from ..model import progress, slots
 from ..model.compilation import Compilation
 from ..model.errors import TraceFormatError
 from ..model.features import FeatureUse
@@ -176,7 +177,12 @@ def _lazy(g: GraphCapture) -> LazyGraph:
 
 @slots.trace_json.fill
 def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
-    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts)."""
+    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts).
+
+    A whole trace holds every kernel's Triton IR, so the IR a live capture left pending (SASS, line
+    maps: built on first use) is built here first, in parallel, as a progress step."""
+    if not lazy:
+        complete_kernel_irs(c)
     out = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -330,11 +336,21 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
     )
 
 
+def complete_kernel_irs(c: Compilation) -> None:
+    """Build every pending k.ir (nvdisasm runs in subprocesses, so threads overlap them)."""
+    pending = [k.ir for g in c.graphs for k in g.kernels if k.ir is not None and k.ir.pending is not None]
+    if not pending:
+        return
+    progress.step("saving", detail=f"disassembling and mapping the Triton IR of {len(pending)} kernels")
+    with ThreadPoolExecutor(max_workers=min(8, len(pending))) as pool:
+        list(pool.map(KernelIR.complete, pending))
+
+
 # ------------------------------------------------------------------------- parts kept as dataclass dicts
 
 
 def kernel_ir_to_json(ir: KernelIR) -> dict[str, Any]:
-    return to_dict(ir)
+    return to_dict(ir, skip=("pending",))
 
 
 def kernel_ir_from_json(data: dict[str, Any]) -> KernelIR:

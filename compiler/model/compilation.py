@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import slots
+from . import progress, slots
+from .formatting import did_you_mean
 from .dynamo import DynamoStage
 from .provenance import ProvenanceReport
 from .slots import Rendered
@@ -86,7 +87,8 @@ class Compilation(Rendered):
         for g in self.graphs:
             if key in (g.index, g.id):
                 return g
-        raise KeyError(f"no graph {key!r}; graphs: {[g.id for g in self.graphs]}")
+        ids = [g.id for g in self.graphs]
+        raise KeyError(f"no graph {key!r}{did_you_mean(key, ids)}; graphs: {ids}")
 
     def run(self, *inputs: Any, **kwargs: Any) -> Any:
         """Call the compiled function again (defaults to the example inputs).
@@ -147,8 +149,11 @@ class Compilation(Rendered):
         return slots.trace_json(self, lazy=True)
 
     def save(self, path: str | Path) -> Path:
+        """Write the whole trace as JSON. Work a live capture left for first use (the Triton IR's SASS and
+        line maps) is done now, shown as a progress step."""
         path = Path(path)
-        path.write_text(json.dumps(self.to_json(), indent=1))
+        with progress.task(f"save {self.function}"):
+            path.write_text(json.dumps(self.to_json(), indent=1))
         return path
 
     def to_html(self, path: str | Path) -> Path:

@@ -4,11 +4,12 @@ each IR line mapped to the kernel source line it came from (built by compiler/bu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .slots import Rendered
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+_BUILT = frozenset({"stages", "line_map", "meta", "notes", "truncated", "source_file"})
 
 
 @dataclass(repr=False)
@@ -19,6 +20,24 @@ class KernelIR(Rendered):
     notes: list[str] = field(default_factory=list)
     truncated: dict[str, int] = field(default_factory=dict)  # stage -> characters before the cap
     source_file: str | None = None  # the file Triton compiled the kernel from
+    # Set by a live capture: builds the fields above (SASS disassembly, line maps) when one is first
+    # read, so a capture pays only for copying Triton's texts; saving a trace builds every pending one.
+    pending: Callable[[], KernelIR] | None = field(default=None, repr=False, compare=False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _BUILT and object.__getattribute__(self, "pending") is not None:
+            object.__getattribute__(self, "complete")()
+        return object.__getattribute__(self, name)
+
+    def complete(self) -> KernelIR:
+        """Build the stages now if they are still pending (what first reading any of them does)."""
+        pending = object.__getattribute__(self, "pending")
+        if pending is not None:
+            built = pending()
+            for name in _BUILT:
+                object.__setattr__(self, name, object.__getattribute__(built, name))
+            self.pending = None
+        return self
 
     def lines(self, stage: str) -> list[str]:
         return self.stages.get(stage, "").splitlines()
