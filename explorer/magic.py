@@ -21,6 +21,7 @@ compilations are left as they were.
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from typing import Any
 
@@ -30,6 +31,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler import TOGGLES, CompileError, ToggleError, capture
+from compiler.model.formatting import did_you_mean
 from compiler.model.progress import Cancelled
 
 from . import cell as cells
@@ -138,7 +140,7 @@ class ExplorerMagics(Magics):
 
     @cell_magic("compile")
     def compile_cell(self, line: str, cell: str) -> None:
-        args = parse_argstring(self.compile_cell, line)
+        args = _parsed(self.compile_cell, line)
         config = parse_config(args)
         _check_device(args.device)
         if args.name is not None and not args.name.isidentifier():
@@ -240,10 +242,24 @@ class ExplorerMagics(Magics):
         if command == "clear":
             self.session.clear()
             return None
-        raise UsageError(f"%explorer takes one of: panel, session, clear (got {command!r})")
+        raise UsageError(f"%explorer takes one of: panel, session, clear (got {command!r}"
+                         f"{did_you_mean(command, ['panel', 'session', 'clear'])})")
 
 
 ExplorerMagics.compile_cell = _compile_args(ExplorerMagics.compile_cell)  # type: ignore[method-assign]
+
+
+def _parsed(magic: Any, line: str) -> Any:
+    """The magic's arguments; an unknown option names the nearest valid ones."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError as error:
+        unknown = re.findall(r"--?[\w-]+", str(error).partition("unrecognized arguments:")[2])
+        if not unknown:
+            raise
+        options = [*toggle_flags(), "--config", "--trace", "--name", "--quiet", "--dynamic", "--device"]
+        hints = "".join(f"; {flag}{did_you_mean(flag, options)}" for flag in unknown if did_you_mean(flag, options))
+        raise UsageError(f"{error}{hints}") from None
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from compiler import Compilation, capture
 from compiler.build.specs import tensor_specs
+from compiler.model.formatting import did_you_mean
 
 from . import settings
 
@@ -161,7 +162,8 @@ class Session:
         for entry in reversed(self.entries):
             if entry.name == key:
                 return entry
-        raise KeyError(f"no compilation named {key!r} in this session; names: {sorted({e.name for e in self.entries})}")
+        names = sorted({e.name for e in self.entries})
+        raise KeyError(f"no compilation named {key!r} in this session{did_you_mean(key, names)}; names: {names}")
 
     def entry_of(self, compilation: Compilation) -> Entry | None:
         return next((e for e in self.entries if e.compilation is compilation), None)

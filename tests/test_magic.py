@@ -109,6 +109,8 @@ def test_flags_are_derived_from_the_toggle_registry(ip):
     ("--bogus", "unrecognized arguments"),
     ("--config nokey", "key=value"),
     ("--config not_a_key=1", "unknown toggle 'not_a_key'"),
+    ("--config natve_matmul=true", "did you mean 'native_matmul'?"),
+    ("--natve-matmul", "--natve-matmul (did you mean '--native-matmul'?)"),
     ("--config deterministic=3", "takes a bool"),
     ("--native-matmul --block-ptr", "cannot both be on"),
     ("--device cuda" if not torch.cuda.is_available() else "--device nowhere", "--device"),
@@ -171,6 +173,8 @@ def test_explorer_line_magic(ip, session):
     assert ip.run_line_magic("explorer", "session") is session
     with pytest.raises(UsageError, match="panel, session, clear"):
         ip.run_line_magic("explorer", "nonsense")
+    with pytest.raises(UsageError, match="did you mean 'panel'"):
+        ip.run_line_magic("explorer", "pannel")
     assert isinstance(ip.magics_manager.registry["ExplorerMagics"], ExplorerMagics)
     assert isinstance(session, Session)
 

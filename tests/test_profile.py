@@ -146,3 +146,21 @@ def test_kernel_globals_are_restored_even_when_a_run_fails(blocks):
             assert marked == len(names) and all(namespace[n] is not originals[n] for n in names)
             raise RuntimeError("boom")
     assert all(namespace[n] is originals[n] for n in names)
+
+
+def test_a_profile_writes_none_of_the_profilers_native_lines(blocks, capfd):
+    """kineto writes ``USDT: ... profiler_start`` / ``profiler_stop`` to file descriptor 2, which a notebook
+    shows in red under the cell; a profile drops those lines and only those."""
+    import os
+
+    from compiler._torch import profiling
+
+    c = blocks[0]
+    capfd.readouterr()
+    c.profile(runs=1, warmup=0)
+    with profiling.native_lines_dropped():
+        os.write(2, b"USDT:2026-11-23 23:47:58 18231:18231 SyncActivityProfilerHandler.cpp:52] profiler_start\n")
+        os.write(2, b"a line of the user's own\n")
+    err = capfd.readouterr().err
+    assert "profiler_start" not in err and "profiler_stop" not in err and "SyncActivityProfilerHandler" not in err
+    assert "a line of the user's own" in err

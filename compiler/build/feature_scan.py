@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ..model.features import SYSTEMS, FeatureUse
+from ..model.features import FeatureUse
 from ..model.stages import FxStage, Kernel
 
 _BOUND_CHECK = re.compile(r"index out of bounds|device_assert")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .._torch import inductor_config
+from ..model.formatting import did_you_mean
 
 
 class ToggleError(ValueError):
@@ -114,7 +115,7 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if isinstance(current, (bool, int, float, str)):
                 _check_type(name, value, type(current))
         else:
-            raise ToggleError(f"unknown toggle {name!r}; " + _valid_names())
+            raise ToggleError(f"unknown toggle {name!r}{did_you_mean(name, available())}; " + _valid_names())
         settings[key] = value
     _check_conflicts(settings)
     return settings

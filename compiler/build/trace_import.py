@@ -24,6 +24,7 @@ from typing import Any
 
 from ..model.compilation import Compilation
 from ..model.errors import TraceLoadError
+from ..model.formatting import did_you_mean
 from ..model.stages import FxStage, GraphCapture
 from ..model.trace_log import LogProblems, Record, Span, read_records
 from .assemble import InnerRecord, assemble_stages
@@ -174,7 +175,8 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
     """Every record of ``compile_id``, with payloads, read back from its byte ranges."""
     entry = index.compiles.get(compile_id)
     if entry is None:
-        raise KeyError(f"no compile {compile_id!r} in {index.path.name}; compile ids: {list(index.compiles)}")
+        ids = list(index.compiles)
+        raise KeyError(f"no compile {compile_id!r} in {index.path.name}{did_you_mean(compile_id, ids)}; compile ids: {ids}")
     stat = index.path.stat()
     if (stat.st_size, stat.st_mtime) != (index.size, index.mtime):
         raise TraceLoadError(f"{index.path} changed since it was loaded: load the trace again")

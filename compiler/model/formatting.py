@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+from typing import Any, Iterable
 
 
 def where(user_line: Any, libraries: dict[str, str] | None = None, full_path: bool = False) -> str:
@@ -34,3 +35,10 @@ def fmt_bytes(n: int | float | None) -> str:
         if abs(n) < 1024 or unit == "GiB":
             break
     return f"{n:.1f} {unit}"
+
+
+def did_you_mean(name: object, choices: Iterable[object]) -> str:
+    """`` (did you mean 'native_matmul'?)`` for the choices closest to a misspelled ``name``; ``""`` if none is close."""
+    options = {str(c): c for c in choices}
+    close = difflib.get_close_matches(str(name), list(options), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(options[c]) for c in close)}?)" if close else ""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import slots
-from .formatting import fmt_bytes
+from .formatting import did_you_mean, fmt_bytes
 from .slots import Rendered
 
 
@@ -90,7 +90,8 @@ class MemoryTimeline(Rendered):
         for b in self.buffers:
             if b.name == name:
                 return b
-        raise KeyError(f"no buffer {name!r} in the memory timeline; buffers: {[b.name for b in self.buffers][:20]}")
+        names = [b.name for b in self.buffers]
+        raise KeyError(f"no buffer {name!r} in the memory timeline{did_you_mean(name, names)}; buffers: {names[:20]}")
 
     @property
     def reuse_marks(self) -> list[tuple[str, str]]:

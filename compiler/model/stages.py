@@ -14,6 +14,7 @@ from typing import Any, Iterator
 import sympy
 
 from . import slots
+from .formatting import did_you_mean
 from .slots import Rendered
 
 
@@ -54,7 +55,8 @@ class FxStage(Rendered):
         for n in self.nodes:
             if n.name == name:
                 return n
-        raise KeyError(f"no node {name!r} in the {self.stage} graph; nodes: {[n.name for n in self.nodes][:20]}")
+        names = [n.name for n in self.nodes]
+        raise KeyError(f"no node {name!r} in the {self.stage} graph{did_you_mean(name, names)}; nodes: {names[:20]}")
 
     def __iter__(self) -> Iterator[FxNode]:
         return iter(self.nodes)
@@ -213,13 +215,14 @@ class GraphCapture(Rendered):
         for k in self.kernels:
             if key in (k.id, k.name):
                 return k
-        raise KeyError(f"no kernel {key!r}; kernels: {[k.id for k in self.kernels]}")
+        ids = [k.id for k in self.kernels]
+        raise KeyError(f"no kernel {key!r}{did_you_mean(key, ids + [k.name for k in self.kernels])}; kernels: {ids}")
 
     def loop_ir_node(self, name: str) -> LoopIRNode:
         for n in self.loop_ir:
             if n.name == name:
                 return n
-        raise KeyError(f"no loop-IR node {name!r}")
+        raise KeyError(f"no loop-IR node {name!r}{did_you_mean(name, [n.name for n in self.loop_ir])}")
 
     def __repr__(self) -> str:
         return (f"GraphCapture({self.id} {self.kind}, dynamo graph {self.dynamo_graph}: {len(self.fx)} fx nodes, "

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator
 
 from . import slots
 from .compilation import Compilation
+from .formatting import did_you_mean
 from .slots import Rendered
 
 SLOW_RATIO = 1.5  # a rank compiling this much longer than the median rank is reported...
@@ -141,7 +142,8 @@ class RankTrace(Rendered):
     def __getitem__(self, compile_id: str) -> Compilation:
         if compile_id not in self._compilations:
             if self.build is None or self.index is None or compile_id not in self.compile_ids:
-                raise KeyError(f"rank {self.rank} has no compile {compile_id!r}; compile ids: {self.compile_ids}")
+                raise KeyError(f"rank {self.rank} has no compile {compile_id!r}{did_you_mean(compile_id, self.compile_ids)}; "
+                               f"compile ids: {self.compile_ids}")
             self._compilations[compile_id] = self.build(self.index, compile_id)
         return self._compilations[compile_id]
 

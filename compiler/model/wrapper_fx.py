@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .formatting import did_you_mean
 from .slots import Rendered
 
 
@@ -47,7 +48,8 @@ class WrapperFx(Rendered):
         for n in self.nodes:
             if n.name == name:
                 return n
-        raise KeyError(f"no node {name!r} in the wrapper FX graph; nodes: {[n.name for n in self.nodes][:20]}")
+        names = [n.name for n in self.nodes]
+        raise KeyError(f"no node {name!r} in the wrapper FX graph{did_you_mean(name, names)}; nodes: {names[:20]}")
 
     def kind(self, kind: str) -> list[WrapperFxNode]:
         return [n for n in self.nodes if n.kind == kind]

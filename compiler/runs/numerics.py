@@ -26,6 +26,7 @@ import torch
 
 from .._torch import kernel_calls, runtime
 from ..model import kernel_io, slots
+from ..model.formatting import did_you_mean
 from ..model.keys import kernel_keys
 from ..model.numerics import BufferCheck, KernelNumerics, NumericsReport
 from . import reference, replay
@@ -174,7 +175,8 @@ def _substitutions(c: Any, edits: Mapping[Any, str] | None) -> dict[tuple[str, s
     for key, source in (edits or {}).items():
         kernel = key if not isinstance(key, str) else next((k for k in c.kernels if k.id == key), None)
         if kernel is None:
-            raise KeyError(f"check_numerics(edits=...): no kernel {key!r}; kernels: {[k.id for k in c.kernels]}")
+            ids = [k.id for k in c.kernels]
+            raise KeyError(f"check_numerics(edits=...): no kernel {key!r}{did_you_mean(key, ids)}; kernels: {ids}")
         if kernel.language not in ("triton", "template"):
             raise ValueError(f"check_numerics(edits=...): {kernel.id} is a {kernel.language} kernel; "
                              "only Triton kernels can be edited")

@@ -89,7 +89,7 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
             task.step("warm-up", done, warmup)
             run()
         replay.synchronize(c.device)
-        with torch.profiler.profile(activities=activities) as prof:
+        with profiling.recording(activities) as prof:
             for done in range(runs):
                 task.step("profiling", done, runs)
                 started = time.perf_counter()

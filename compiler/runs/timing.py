@@ -14,6 +14,8 @@ from typing import Callable
 
 import torch
 
+from .._torch import profiling
+
 _MARK = "inductor_explorer.bench"
 
 
@@ -21,8 +23,7 @@ def warm_ms(fn: Callable[[], object], calls: int = 50, warmup: int = 5) -> float
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with profiling.recording([torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
             with torch.profiler.record_function(_MARK):
                 fn()
