@@ -5,6 +5,8 @@ One shell for the module; compiled cells are shared through module fixtures (CPU
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from IPython.core.error import UsageError
@@ -207,3 +209,25 @@ def test_rerun_with_new_shapes_recompiles_into_the_same_compilation(ip, session)
         assert ip.user_ns["grown"].recompiles == []
     finally:
         ip.user_ns.update(x=old_x, scale=3.0)
+
+
+def test_a_notebook_that_compiled_exits_without_tracebacks(tmp_path):
+    """Dynamo deletes names it put into a compiled function's globals when the compiled code is freed; a
+    notebook's namespace is cleared at exit first, and each deletion printed a KeyError traceback."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "session.py"
+    script.write_text(
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'explorer')\n"
+        "ip.run_cell('import torch\\nx = torch.randn(8, 8)\\ndef helper(t):\\n    return t.cos() * 2\\n')\n"
+        "assert ip.run_cell('%%compile --quiet --name c\\ny = helper(x.sin() + 1).relu()\\n').success\n"
+        "assert ip.run_cell('%%compile --quiet --trace\\nf = torch.compile(helper)\\nw = f(x)\\n').success\n"
+        "print('compiled')\n"
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                            cwd=str(Path(__file__).resolve().parent.parent))
+    assert result.returncode == 0 and "compiled" in result.stdout, result.stderr[-3000:]
+    assert "Exception ignored" not in result.stderr and "KeyError" not in result.stderr, result.stderr[-3000:]

@@ -19,6 +19,7 @@ numerics, bench...) must execute them:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import types
 import weakref
@@ -37,6 +38,7 @@ CAPTURE_RECOMPILE_LIMIT = 1 << 16
 _holders: dict[types.CodeType, int] = {}  # code -> live Compilations holding it
 _fresh: set[types.CodeType] = set()  # held codes that had no cache entry before the capture converted them
 _private: set[types.CodeType] = set()  # held codes only a capture runs (kept through reset)
+_exit_handler: list[Any] = []  # the atexit handler, once registered
 
 
 def _cache_entries(code: types.CodeType) -> int:
@@ -97,6 +99,7 @@ def private_codes(entry: types.CodeType) -> set[types.CodeType]:
 def hold(owner: Any, codes: dict[types.CodeType, bool], private: set[types.CodeType]) -> None:
     """Keep the cache entries of ``codes`` (code -> fresh) while ``owner`` lives, the ``private`` ones also
     through ``torch._dynamo.reset()``; afterwards reset the fresh ones no other live owner holds."""
+    _release_at_exit()
     for code, fresh in codes.items():
         if code in private:
             _untrack(code)
@@ -122,6 +125,8 @@ def forgotten_unless_held(codes: dict[types.CodeType, bool], held: set[types.Cod
 def _release(codes: list[types.CodeType]) -> None:
     reset = getattr(_eval_frame, "reset_code", None)
     for code in codes:
+        if code not in _holders:  # already reset at exit
+            continue
         _holders[code] -= 1
         if _holders[code]:
             continue
@@ -144,3 +149,26 @@ def restore_code_map() -> None:
         for entry in lister(code):
             if entry.code not in code_map:
                 code_map[entry.code] = code
+
+
+def _release_at_exit() -> None:
+    """Reset every held code before the interpreter exits (registered once, at the first hold).
+
+    Dynamo put names (``__builtins_dict___N``) into the globals of the functions it compiled and
+    deletes them when their compiled code is freed. A notebook's namespace is cleared at exit before
+    that code is freed, so each deletion failed with a printed KeyError. atexit runs the last
+    registered first: registered after the shell's own handler, this one frees the code while the
+    namespace still holds the names."""
+    if not _exit_handler:
+        _exit_handler.append(atexit.register(_reset_all_held))
+
+
+def _reset_all_held() -> None:
+    reset = getattr(_eval_frame, "reset_code", None)
+    held = list(_holders)
+    _holders.clear()
+    _private.clear()
+    _fresh.clear()
+    if reset is not None:
+        for code in held:
+            reset(code)
