@@ -230,3 +230,27 @@ def test_embed_json_round_trips_every_character():
     text = widgets.embed_json(data)
     assert not set("<>&\u2028\u2029") & set(text)
     assert json.loads(text) == data
+
+
+class _CountedList(list):
+    """A list that counts how often it is walked."""
+
+    walks = 0
+
+    def __iter__(self):
+        _CountedList.walks += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize("layers", [20, 80])
+def test_a_static_export_walks_the_kernel_list_a_fixed_number_of_times(tmp_path, layers):
+    """Exporting embeds every kernel's part: each must be found without walking all kernels again, or
+    the export grows with the square of the model (100,000 nodes took minutes)."""
+    from benchmarks.render import synthetic_trace
+
+    trace = synthetic_trace(layers)
+    graph = trace["graphs"][0]
+    graph["kernels"] = _CountedList(graph["kernels"])
+    _CountedList.walks = 0
+    widgets.write_html(trace, tmp_path / "export.html")
+    assert len(graph["kernels"]) >= 5 * layers and _CountedList.walks <= 6

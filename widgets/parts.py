@@ -79,6 +79,13 @@ class TraceParts:
     def __init__(self, trace: Any) -> None:
         self.trace = as_trace(trace)
         self.graphs = {str(g.get("id")): g for g in self.trace.get("graphs", [])}
+        self._kernels: dict[str, dict[str, Any]] = {}  # graph id -> kernel id -> record, made on first use
+
+    def kernel(self, gid: str, kernel_id: str) -> Mapping[str, Any] | None:
+        """One kernel record of a graph, through an index built once (an export asks for every kernel)."""
+        if gid not in self._kernels:
+            self._kernels[gid] = {str(k.get("id")): k for k in self.graphs[gid].get("kernels") or []}
+        return self._kernels[gid].get(kernel_id)
 
     def summary(self) -> dict[str, Any]:
         out = {k: self.trace[k] for k in HEADER_KEYS if k in self.trace}
@@ -119,7 +126,7 @@ class TraceParts:
         if not sep or graph is None:
             raise PartError(f"no part {key!r} in this trace")
         if rest.startswith("kernel/"):
-            kernel = next((k for k in graph.get("kernels") or [] if str(k.get("id")) == rest[len("kernel/"):]), None)
+            kernel = self.kernel(gid, rest[len("kernel/"):])
             if kernel is None:
                 raise PartError(f"no kernel {rest[len('kernel/'):]!r} in graph {gid}")
             return {k: kernel[k] for k in HEAVY_KERNEL_KEYS if k in kernel}
