@@ -265,3 +265,17 @@ def test_html_escapes_trace_strings(tmp_path, reduction_compilation):
     html = explorer.load(path)._repr_html_()
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_a_trace_saved_as_gz_is_compressed_json_and_loads_back(tmp_path):
+    import gzip
+
+    fixture = Path(__file__).parent / "fixtures" / "gpu_transformer.json"
+    c = explorer.load(fixture)
+    plain, packed = c.save(tmp_path / "t.json"), c.save(tmp_path / "t.json.gz")
+    assert packed.read_bytes()[:2] == b"\x1f\x8b" and packed.stat().st_size * 4 < plain.stat().st_size
+    assert json.loads(gzip.decompress(packed.read_bytes())) == json.loads(plain.read_text())
+    renamed = packed.rename(tmp_path / "renamed.json")  # told apart by content, not by name
+    loaded = explorer.load(renamed)
+    assert [k.id for k in loaded.kernels] == [k.id for k in c.kernels]
+    assert [k.ir for k in loaded.kernels] == [k.ir for k in c.kernels] and any(k.ir for k in c.kernels)

@@ -1,13 +1,33 @@
-"""Opening a saved file whatever it holds: a Compilation or a TraceSet."""
+"""Trace files: writing one (plain JSON, or gzip-compressed JSON for a name ending in ``.gz``) and opening
+one whatever it holds (a Compilation or a TraceSet, compressed or not)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+from ..model import slots
 from ..model.errors import TraceFormatError
 from . import trace, traceset
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@slots.write_json.fill
+def write(data: Any, path: str | Path) -> Path:
+    """Compact JSON; gzip-compressed when ``path`` ends with ``.gz`` (a large model's trace is mostly
+    kernel sources and Triton IR text, which compress about 8x)."""
+    path = Path(path)
+    text = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    path.write_bytes(gzip.compress(text, compresslevel=6) if path.suffix == ".gz" else text)
+    return path
+
+
+def _text(path: Path) -> str:
+    raw = path.read_bytes()
+    return (gzip.decompress(raw) if raw[:2] == _GZIP_MAGIC else raw).decode("utf-8")
 
 
 def load(path: str | Path) -> Any:
@@ -15,7 +35,7 @@ def load(path: str | Path) -> Any:
     path = Path(path)
     with trace.collector_paused():
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(_text(path))
         except json.JSONDecodeError as exc:
             raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
                                    "save traces with Compilation.save(path)") from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,11 +148,12 @@ class Compilation(Rendered):
         return slots.trace_json(self, lazy=True)
 
     def save(self, path: str | Path) -> Path:
-        """Write the whole trace as JSON. Work a live capture left for first use (the Triton IR's SASS and
-        line maps) is done now, shown as a progress step."""
+        """Write the whole trace as JSON, gzip-compressed when ``path`` ends with ``.gz`` (``trace.json.gz``:
+        about 8x smaller for a GPU model). Work a live capture left for first use (the Triton IR's SASS
+        and line maps) is done now, shown as a progress step."""
         path = Path(path)
         with progress.task(f"save {self.function}"):
-            path.write_text(json.dumps(self.to_json(), indent=1))
+            slots.write_json(self.to_json(), path)
         return path
 
     def to_html(self, path: str | Path) -> Path:

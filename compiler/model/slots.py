@@ -73,6 +73,7 @@ check_determinism: Action[Callable[..., Any]] = Action("c.check_determinism()", 
 measure_memory: Action[Callable[..., Any]] = Action("g.memory.measure()", "runs")
 # io/: JSON and files
 trace_json: Action[Callable[..., Any]] = Action("c.to_json()", "io")
+write_json: Action[Callable[..., Any]] = Action("save()", "io")
 traceset_json: Action[Callable[..., Any]] = Action("ts.to_json()", "io")
 rank_summary_json: Action[Callable[..., Any]] = Action("RankSummary.to_json()", "io")
 chrome_trace: Action[Callable[..., Any]] = Action("Profile.chrome_trace()", "io")

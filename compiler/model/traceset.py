@@ -10,7 +10,6 @@ and loads back without the logs.
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,8 +192,9 @@ class TraceSet(Rendered):
         return slots.traceset_json(self)
 
     def save(self, path: str | Path) -> Path:
+        """One JSON file with every rank's compilations; gzip-compressed when ``path`` ends with ``.gz``."""
         path = Path(path)
-        path.write_text(json.dumps(self.to_json(), indent=1))
+        slots.write_json(self.to_json(), path)
         return path
 
     def to_html(self, path: str | Path) -> Path:
