@@ -4,7 +4,9 @@ Each round compiles every workload three ways in one process, in rotating order,
 bypassed for all three (``force_disable_caches``) and Dynamo reset before each compile, and times
 compile + first run. Prints the median ratios explorer/plain and debug/plain per workload and overall.
 
-    python benchmarks/capture_overhead.py [--rounds 5]
+    python benchmarks/capture_overhead.py [--rounds 5] [--device cuda] [--layers 24] [--no-debug]
+
+``--layers N`` adds a training step (forward + backward) of N transformer blocks (d=256, 8x256 tokens).
 """
 
 from __future__ import annotations
@@ -30,68 +32,90 @@ def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
     return torch.relu(h @ w1) @ w2 + x
 
 
-def workloads() -> dict[str, tuple]:
+def workloads(device: str, layers: int) -> dict[str, tuple]:
+    """name -> (fn, inputs, backward)."""
     torch.manual_seed(0)
-    return {
-        "transformer_block": (TransformerBlock().eval(), (torch.randn(2, 16, 64),)),
-        "mlp": (mlp, (torch.randn(32, 64), torch.randn(64, 256), torch.randn(256, 64))),
+    loads = {
+        "transformer_block": (TransformerBlock().eval().to(device), (torch.randn(2, 16, 64, device=device),), False),
+        "mlp": (mlp, tuple(torch.randn(*s, device=device) for s in ((32, 64), (64, 256), (256, 64))), False),
     }
+    if layers:
+        stack = torch.nn.Sequential(*[TransformerBlock(dim=256, heads=4) for _ in range(layers)]).to(device)
+        loads[f"{layers} blocks, train"] = (stack, (torch.randn(8, 256, 256, device=device, requires_grad=True),), True)
+    return loads
 
 
 NO_CACHES = {"force_disable_caches": True}
 
 
-def plain(fn, args) -> None:
+def _run(compiled, args, backward: bool) -> None:
+    out = compiled(*args)
+    if backward:
+        out.sum().backward()
+
+
+def plain(fn, args, backward: bool) -> None:
     with inductor_config.patched(NO_CACHES):
-        torch.compile(fn)(*args)
+        _run(torch.compile(fn), args, backward)
 
 
-def debug_dump(fn, args) -> None:
+def debug_dump(fn, args, backward: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         debug = {**NO_CACHES, "trace.enabled": True, "trace.debug_dir": tmp, "trace.provenance_tracking_level": 1}
         with inductor_config.patched(debug):
-            torch.compile(fn)(*args)
+            _run(torch.compile(fn), args, backward)
 
 
-def explore(fn, args) -> None:
-    explorer.compile(fn, *args, dynamic=None)
+def explore(fn, args, backward: bool) -> None:
+    explorer.compile(fn, *args, dynamic=None, backward=backward)
 
 
 MODES = {"plain": plain, "explorer": explore, "debug": debug_dump}
 
 
-def timed(mode, fn, args) -> float:
+def timed(mode, fn, args, backward: bool) -> float:
     torch._dynamo.reset()
     start = time.perf_counter()
-    with torch.no_grad():
-        MODES[mode](fn, args)
+    with torch.set_grad_enabled(backward):
+        MODES[mode](fn, args, backward)
+    if args[0].is_cuda:
+        torch.cuda.synchronize()
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--layers", type=int, default=0, help="also a training step of this many blocks")
+    parser.add_argument("--no-debug", action="store_true", help="skip the debug-dump mode")
     args = parser.parse_args()
-    loads = workloads()
-    for name, (fn, inputs) in loads.items():  # warm-up: first compile in a process pays imports
+    if args.no_debug:
+        del MODES["debug"]
+    loads = workloads(args.device, args.layers)
+    first = {}
+    for name, (fn, inputs, backward) in loads.items():  # warm-up: first compile in a process pays imports
         for mode in MODES:
-            timed(mode, fn, inputs)
+            first[(name, mode)] = timed(mode, fn, inputs, backward)
     times = {(w, m): [] for w in loads for m in MODES}
     order = list(MODES)
     for r in range(args.rounds):
-        for name, (fn, inputs) in loads.items():
-            for mode in order[r % 3:] + order[: r % 3]:
-                times[(name, mode)].append(timed(mode, fn, inputs))
-    print(f"{'workload':<20}{'plain s':>10}{'explorer/plain':>16}{'debug/plain':>14}")
+        for name, (fn, inputs, backward) in loads.items():
+            for mode in order[r % len(order):] + order[: r % len(order)]:
+                times[(name, mode)].append(timed(mode, fn, inputs, backward))
+    print(f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds (medians); "
+          f"first compile in the process: " + ", ".join(f"{n} {m} {t:.2f}s" for (n, m), t in first.items()))
+    print(f"{'workload':<24}{'plain s':>10}{'explorer/plain':>16}{'min ratio':>11}{'debug/plain':>14}")
     ratios_e, ratios_d = [], []
     for name in loads:
         p = statistics.median(times[(name, "plain")])
         e = statistics.median(times[(name, "explorer")]) / p
-        d = statistics.median(times[(name, "debug")]) / p
+        low = min(times[(name, "explorer")]) / min(times[(name, "plain")])
+        d = statistics.median(times[(name, "debug")]) / p if "debug" in MODES else float("nan")
         ratios_e.append(e)
         ratios_d.append(d)
-        print(f"{name:<20}{p:>10.2f}{e:>16.3f}{d:>14.3f}")
-    print(f"{'median':<20}{'':>10}{statistics.median(ratios_e):>16.3f}{statistics.median(ratios_d):>14.3f}")
+        print(f"{name:<24}{p:>10.2f}{e:>16.3f}{low:>11.3f}{d:>14.3f}")
+    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>11}{statistics.median(ratios_d):>14.3f}")
 
 
 if __name__ == "__main__":

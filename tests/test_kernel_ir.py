@@ -241,3 +241,19 @@ def test_a_pending_kernel_ir_is_built_once_when_first_read():
     assert ir.meta["registers"] == 32 and built == [1] and ir.pending is None
     data = kernel_ir_to_json(ir)
     assert "pending" not in data and data["line_map"] == {"ptx": [None, 3]} and built == [1]
+
+
+def test_the_terminal_kernel_view_shows_launch_facts_and_html_folds_the_rest():
+    from compiler.model.kernel_facts import launch_facts
+
+    c = explorer.load(Path(__file__).parent / "fixtures" / "gpu_transformer.json")
+    kernel = next(k for k in c.kernels if k.language == "triton")
+    facts = dict(launch_facts(kernel.meta))
+    assert facts["num_warps"] == str(kernel.meta["num_warps"]) and "stack_traces" not in facts
+    assert all(facts[name] == str(size) for name, size in kernel.meta["config"].items())
+    console = Console(file=io.StringIO(), width=160, color_system=None)
+    console.print(kernel)
+    text = console.file.getvalue()
+    assert "num_warps" in text and facts["grid"] in text and "registers" in text
+    page = kernel._repr_html_()
+    assert "<details><summary>raw meta</summary>" in page and "stack_traces" in page.split("raw meta")[1]

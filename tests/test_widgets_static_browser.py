@@ -420,3 +420,22 @@ def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
     shown = {g.get_attribute("data-name"): float(g.get_attribute("data-heat")) for g in heated}
     assert shown and shown == pytest.approx(report.post_grad_error["g0"]), shown
     assert page.errors == []
+
+
+def test_kernel_detail_shows_launch_facts_as_a_table_and_folds_the_rest(browser, tmp_path):
+    trace = json.loads((FIXTURES / "gpu_transformer.json").read_text())
+    kernel = next(k for k in trace["graphs"][0]["kernels"] if k["language"] == "triton")
+    page = open_export(browser, trace, tmp_path, "facts.html")
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    click(page, f'.ie-kitem[data-id="{kernel["id"]}"]')
+    settle(page)
+    facts = dict(page.locator(".ie-kdetail .ie-kfacts tr").evaluate_all(
+        "rows => rows.map(r => [r.dataset.fact, r.querySelector('td').textContent])"))
+    meta = kernel["meta"]
+    assert facts["num_warps"] == str(meta["num_warps"]) and facts["registers"] == str(meta["registers"])
+    assert facts["grid"] == " x ".join(str(g) for g in meta["grid"]) and facts["heuristic"] == meta["heuristic"]
+    assert all(facts[name] == str(size) for name, size in meta["config"].items())  # block sizes, one row each
+    raw = page.locator(".ie-kdetail details.ie-kraw")
+    assert raw.count() == 1 and raw.get_attribute("open") is None  # folded
+    assert "stack_traces" in raw.locator("pre").text_content() and "stack_traces" not in facts
+    assert page.errors == []

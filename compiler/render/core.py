@@ -7,6 +7,7 @@ and nbconvert; every trace string is escaped.
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 from pygments import highlight
@@ -22,6 +23,7 @@ from rich.tree import Tree
 from ..model import slots
 from ..model.compilation import Compilation
 from ..model.formatting import where
+from ..model.kernel_facts import launch_facts, raw_meta
 from ..model.provenance import ProvenanceReport
 from ..model.slots import html_of, rich_of
 from ..model.stages import FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, Wrapper
@@ -99,7 +101,12 @@ def _(kernel: Kernel) -> Any:
         prov.add_row("provenance note", kernel.provenance_note)
     if kernel.ir is not None:
         prov.add_row("Triton IR", repr(kernel.ir))
-    return Panel(Group(prov, syntax), title=f"{kernel.id} ({kernel.language})", expand=False)
+    facts = launch_facts(kernel.meta)
+    launch = Table("launch", "", box=None, padding=(0, 1), show_header=False)
+    for label, value in facts:
+        launch.add_row(Text(label, style="dim"), value)
+    parts = [prov, launch, syntax] if facts else [prov, syntax]
+    return Panel(Group(*parts), title=f"{kernel.id} ({kernel.language})", expand=False)
 
 
 @rich_of.register
@@ -220,7 +227,12 @@ def _(kernel: Kernel) -> str:
                   [[str(kernel.group), ", ".join(kernel.post_grad_nodes), ", ".join(kernel.fx_nodes),
                     _kernel_lines(kernel), kernel.provenance_note or ""]])
     ir = f"<details><summary>Triton IR</summary>{html_of(kernel.ir)}</details>" if kernel.ir is not None else ""
-    return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov
+    facts = launch_facts(kernel.meta)
+    launch = table_html(["launch", "value"], [list(row) for row in facts]) if facts else ""
+    rest = raw_meta(kernel.meta)
+    raw = (f"<details><summary>raw meta</summary><pre>{html.escape(json.dumps(rest, indent=1, default=str))}</pre>"
+           "</details>") if rest else ""
+    return (f"<div><b>{html.escape(kernel.id)}</b> ({html.escape(kernel.language)})" + prov + launch + raw
             + code_html(kernel.source, lexer) + ir + "</div>")
 
 

@@ -10,6 +10,7 @@ import { VirtualList } from "./virtual.js";
 import { attachIr } from "./irview.js";
 import { ListNav } from "./keys.js";
 import { chip } from "./stages.js";
+import { kernelFacts } from "./kernelfacts.js";
 import { formatError, formatMs, formatShare, heatColor, heatLevel, scaleTop } from "./heat.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
@@ -233,7 +234,6 @@ export class KernelsStage {
     for (const [i, el] of this.list.rows) this._style(i, el);
     this.source = null;
     this.ir = null;
-    const meta = k.meta && Object.keys(k.meta).length ? JSON.stringify(k.meta) : null;
     const sourceBox = h("div", { class: "ie-ksource" }, h("span", { class: "ie-muted" }, "source…"));
     clear(this.detail).append(
       h(
@@ -244,7 +244,7 @@ export class KernelsStage {
         k.group ? ["group ", chip("fused", k.group, this.ctx.go)] : null,
         list(k.wrapper_lines).length ? ["wrapper ", list(k.wrapper_lines).map((l) => chip("wrapper_line", l, this.ctx.go, { label: `L${l}`, sel: { kind: "wrapper_line", id, line: Number(l) } }))] : null,
       ),
-      meta ? h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "meta"), h("code", { class: "ie-v" }, meta)) : null,
+      ...kernelFacts(k.meta),
       h("p", { class: "ie-muted ie-hint" }, "Lines with a mark come from post-grad nodes: click one to follow it."),
       sourceBox,
     );
