@@ -439,3 +439,23 @@ def test_kernel_detail_shows_launch_facts_as_a_table_and_folds_the_rest(browser,
     assert raw.count() == 1 and raw.get_attribute("open") is None  # folded
     assert "stack_traces" in raw.locator("pre").text_content() and "stack_traces" not in facts
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [360, 420])
+def test_narrow_pages_never_scroll_sideways(browser, tmp_path, width):
+    """Down to 360 px the panes stack and wide tables and code scroll inside their stage; the page itself
+    never scrolls sideways, whatever stage is open (a profiled trace adds the widest controls)."""
+    trace = json.loads((FIXTURES / "gpu_profile.json").read_text())
+    path = widgets.write_html(trace, tmp_path / f"narrow{width}.html")
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ie-root[data-painted-at]", timeout=60_000)
+    overflow = {}
+    for stage in [None, *page.locator(".ie-stage-btn").evaluate_all("els => els.map(e => e.dataset.stage)")]:
+        if stage:
+            page.click(f'.ie-stage-btn[data-stage="{stage}"]')
+            settle(page)
+        overflow[stage] = page.evaluate("() => document.scrollingElement.scrollWidth - document.documentElement.clientWidth")
+    assert page.locator(".ie-root.ie-narrow").count() == 1
+    assert all(px <= 0 for px in overflow.values()), overflow
+    page.close()
