@@ -219,6 +219,8 @@ def test_a_notebook_that_compiled_exits_without_tracebacks(tmp_path):
 
     script = tmp_path / "session.py"
     script.write_text(
+        "import torch, explorer\n"
+        "explorer.compile(lambda t: t.sin() + 1, torch.randn(4))\n"  # a capture before the shell, as in a test run
         "from IPython.testing.globalipapp import start_ipython\n"
         "ip = start_ipython()\n"
         "ip.run_line_magic('load_ext', 'explorer')\n"

@@ -38,7 +38,6 @@ CAPTURE_RECOMPILE_LIMIT = 1 << 16
 _holders: dict[types.CodeType, int] = {}  # code -> live Compilations holding it
 _fresh: set[types.CodeType] = set()  # held codes that had no cache entry before the capture converted them
 _private: set[types.CodeType] = set()  # held codes only a capture runs (kept through reset)
-_exit_handler: list[Any] = []  # the atexit handler, once registered
 
 
 def _cache_entries(code: types.CodeType) -> int:
@@ -152,15 +151,15 @@ def restore_code_map() -> None:
 
 
 def _release_at_exit() -> None:
-    """Reset every held code before the interpreter exits (registered once, at the first hold).
+    """Reset every held code before the interpreter exits.
 
     Dynamo put names (``__builtins_dict___N``) into the globals of the functions it compiled and
     deletes them when their compiled code is freed. A notebook's namespace is cleared at exit before
     that code is freed, so each deletion failed with a printed KeyError. atexit runs the last
-    registered first: registered after the shell's own handler, this one frees the code while the
-    namespace still holds the names."""
-    if not _exit_handler:
-        _exit_handler.append(atexit.register(_reset_all_held))
+    registered handler first: registered again at every hold, this one runs before the shell's own
+    (made before the capture), and frees the code while the namespace still holds the names."""
+    atexit.unregister(_reset_all_held)
+    atexit.register(_reset_all_held)
 
 
 def _reset_all_held() -> None:
