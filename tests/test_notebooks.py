@@ -110,8 +110,11 @@ EXPECTED = {
     "05_debugging.ipynb": [
         "largest kernel:",
         "slowest generated kernel:",
+        "slowest line: ",
         "comes from your lines:",
+        "all within tolerance",
         "lines only in",
+        "checked: the FX node with the most time is",
     ],
     "06_real_model.ipynb": [
         "GPT2LMHeadModel",
