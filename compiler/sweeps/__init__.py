@@ -1,0 +1,10 @@
+"""Sweeps: one function compiled at many points (toggles x input sets), each in its own worker process,
+gathered into one table (``Sweep``) that opens every point again. Above every other room: it captures,
+runs and saves."""
+
+from . import render  # noqa: F401 - registers the Sweep's rich and HTML renderings
+from .points import SweepError
+from .result import SCHEMA, Sweep, SweepRow, from_json
+from .run import sweep
+
+__all__ = ["sweep", "Sweep", "SweepRow", "SweepError", "from_json", "SCHEMA"]
