@@ -11,11 +11,12 @@ from .stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, 
 from .toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
 from .trace_import import trace_env
 from .traceset import Divergence, RankTrace, TraceSet, load_trace
+from .sweeps import Sweep, SweepError, SweepRow, sweep
 
 __all__ = [
     "capture", "load", "from_json", "Compilation", "GraphCapture", "FxStage", "FxNode", "LoopIRNode",
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
     "ToggleError", "ToggleWarning", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
-    "fx_wrapper_backend",
+    "fx_wrapper_backend", "sweep", "Sweep", "SweepRow", "SweepError",
 ]

@@ -214,8 +214,17 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+_LOADERS: dict[str, Callable[[Any, str], Any]] = {}  # other saved schemas -> their from_json (e.g. sweeps)
+
+
+def register_loader(schema: str, from_json: Callable[[Any, str], Any]) -> None:
+    """Let ``load`` open files of ``schema`` too (a package above this one registers its own)."""
+    _LOADERS[schema] = from_json
+
+
 def load(path: str | Path) -> Any:
-    """A saved Compilation (``Compilation.save``), or a saved TraceSet (``TraceSet.save``)."""
+    """A saved Compilation (``Compilation.save``), a saved TraceSet (``TraceSet.save``), or a file of a
+    registered schema (a saved Sweep)."""
     path = Path(path)
     with _collector_paused():
         try:
@@ -227,6 +236,8 @@ def load(path: str | Path) -> Any:
 
         if isinstance(data, dict) and data.get("schema") == traceset.SCHEMA:
             return traceset.from_json(data, origin=str(path))
+        if isinstance(data, dict) and data.get("schema") in _LOADERS:
+            return _LOADERS[data["schema"]](data, str(path))
         return from_json(data, origin=str(path))
 
 

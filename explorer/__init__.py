@@ -4,6 +4,7 @@
     c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
     c.graphs[0].kernels[0].source
     c            # in a notebook: the linked explorer view
+    s = explorer.sweep(fn_or_module, *example_inputs, grid={"max_autotune": [False, True]})  # one table
     ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank][compile_id]
 """
 
@@ -12,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
-                      TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env,
-                      views)
+from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, Sweep, SweepError, ToggleError,
+                      ToggleWarning, TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace,
+                      sweep, trace_env, views)
 from compiler import capture as compile
 
 __version__ = "0.1.0"
@@ -76,8 +77,10 @@ from . import progress  # noqa: E402
 from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
+views.register("diff", diff)  # Sweep.diff(i, j)
+
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
-__all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+__all__ = ["compile", "sweep", "Sweep", "SweepError", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]

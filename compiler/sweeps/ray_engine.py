@@ -32,7 +32,7 @@ def _task(paths: list[str]) -> Any:
     """The task body, made here so Ray ships it by value: it puts the driver's import path behind the
     worker's own before importing the compiler (so a local cluster needs no install)."""
 
-    def run(data: bytes, point: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    def sweep_point(data: bytes, point: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         import socket
 
         sys.path.extend(p for p in paths if p not in sys.path and os.path.isdir(p))
@@ -40,7 +40,7 @@ def _task(paths: list[str]) -> Any:
 
         return run_point(data, point, {**options, "worker": f"ray {socket.gethostname()} pid {os.getpid()}"})
 
-    return run
+    return sweep_point
 
 
 class RayEngine:
