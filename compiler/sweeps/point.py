@@ -107,8 +107,9 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         inputs = input_sets[point["input_set"]]
         torch._dynamo.reset()  # a worker runs many points: none may reuse another's graphs
         enter("compile")
-        compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
-                              progress_display=_stage_display(enter))
+        with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
+            compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
+                                  progress_display=_stage_display(enter))
         enter("profile")
         compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
         enter("memory")

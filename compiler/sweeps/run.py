@@ -90,7 +90,8 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
     after ``warmup``), its peak memory measured (GPU) and, with ``check``, its numerics checked against
     eager. ``engine="local"`` runs one worker per GPU (``workers`` of them when given; 2 on CPU);
     ``engine="ray"`` or ``address=`` runs the points as Ray tasks. A point that fails (compile error,
-    crash, out of memory) is a failed row with its stage and error; the others go on.
+    crash, out of memory) is a failed row with its stage and error; the others go on. Points compile in
+    the grad mode of the call (``with torch.no_grad(): explorer.sweep(...)`` sweeps inference graphs).
     """
     found = configs_of(grid, configs)
     sets = input_sets_of(inputs, shapes, input_sets)
@@ -100,7 +101,7 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
     gpu = _on_gpu(target, sets)
     data = payload.pack(target, sets)
     runner = _engine(engine, gpu, workers, address)
-    options = {"backward": backward, "runs": runs, "warmup": warmup, "check": check}
+    options = {"backward": backward, "runs": runs, "warmup": warmup, "check": check, "grad_enabled": torch.is_grad_enabled()}
     rows = [SweepRow(p.index, dict(p.config), p.input_set, p.shapes) for p in points]
     traces: list[str | None] = [None] * len(points)
     result = Sweep(function=_name(target), device="cuda" if gpu else "cpu", engine=runner.name, rows=rows,
