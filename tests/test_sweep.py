@@ -122,3 +122,22 @@ def test_bad_requests_fail_before_any_worker(monkeypatch):
     monkeypatch.setattr(payload, "pickler", lambda: pickle)
     with pytest.raises(SweepError, match="cloudpickle"):
         payload.pack(lambda x: x + 1, [(torch.randn(2),)])
+
+
+def test_compile_magic_sweeps_toggles_of_a_cell():
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "explorer")
+    shell.user_ns.update(torch=torch, a=torch.randn(4, 8))
+    with capture_output():
+        outcome = shell.run_cell("%%compile --sweep inplace_buffers --name swept --quiet\nb = torch.tanh(a).sum(-1)\n")
+    assert outcome.success, outcome.error_in_exec
+    result = shell.user_ns["swept"]
+    assert isinstance(result, Sweep) and result.function == "swept"
+    assert [r.config for r in result.rows] == [{"inplace_buffers": False}, {"inplace_buffers": True}]
+    assert [r.status for r in result.rows] == ["ok", "ok"] and all(r.kernels >= 1 for r in result.rows)
+    with capture_output():
+        bad = shell.run_cell("%%compile --sweep max_autotun\nb = a + 1\n")
+    assert "--sweep takes boolean toggle names" in str(bad.error_in_exec)
