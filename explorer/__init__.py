@@ -45,17 +45,41 @@ def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
     return Path(write_traceset_html(traceset, path))
 
 
+def _point_diffs(sweep: Sweep) -> Any:
+    """Diff.to_json() of two points of ``sweep`` (what the sweep views show for two rows picked)."""
+    return lambda i, j: diff(sweep[i], sweep[j]).to_json()
+
+
+def _sweep_widget(sweep: Sweep) -> Any:
+    from widgets import SweepWidget
+
+    return SweepWidget(sweep, diff_of=_point_diffs(sweep))
+
+
+def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
+    from widgets import render_sweep_html, write_sweep_html
+
+    if path is None:
+        return render_sweep_html(sweep, diff_of=_point_diffs(sweep))
+    return Path(write_sweep_html(sweep, path, diff_of=_point_diffs(sweep)))
+
+
 views.register("widget", _widget)
 views.register("html", _write_html)
 views.register("traceset_widget", _traceset_widget)
 views.register("traceset_html", _write_traceset_html)
+views.register("sweep_widget", _sweep_widget)
+views.register("sweep_html", _write_sweep_html)
 
 
-def show(c: Compilation | TraceSet) -> Any:
+def show(c: Compilation | TraceSet | Sweep) -> Any:
     """The explorer widget for ``c`` (display it, or leave it as a cell's last expression); for a
-    TraceSet, the rank and compile pickers over the explorer view of one compilation."""
+    TraceSet, the rank and compile pickers over the explorer view of one compilation; for a Sweep,
+    its table over the view of the point picked."""
     if isinstance(c, TraceSet):
         return _traceset_widget(c)
+    if isinstance(c, Sweep):
+        return _sweep_widget(c)
     return _widget(c.trace_view())
 
 

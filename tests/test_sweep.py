@@ -13,26 +13,14 @@ import explorer
 from compiler.progress import Step
 from compiler.sweeps import Sweep, SweepError, payload
 
-CONFIGS = [{}, {"allow_buffer_reuse": False}, {"inplace_buffers": False},
-           {"native_matmul": True, "use_block_ptr": True}]  # the last one raises: Inductor refuses the pair
-
-
-def matmul_relu(x):
-    return torch.relu(x @ x.T).sum(-1) + 1
+from tests.conftest import SWEEP_CONFIGS as CONFIGS
+from tests.workloads import matmul_relu
 
 
 def exits_on_three_rows(x):
     if x.shape[0] == 3:
         os._exit(7)  # the worker process dies in the middle of the point
     return (x * 2).sum(0)
-
-
-@pytest.fixture(scope="session")
-def local_sweep():
-    steps: list[Step] = []
-    torch.manual_seed(0)
-    result = explorer.sweep(matmul_relu, torch.randn(8, 8), configs=CONFIGS, runs=3, progress_display=steps.append)
-    return result, steps
 
 
 @pytest.fixture(scope="session")
@@ -141,3 +129,18 @@ def test_compile_magic_sweeps_toggles_of_a_cell():
     with capture_output():
         bad = shell.run_cell("%%compile --sweep max_autotun\nb = a + 1\n")
     assert "--sweep takes boolean toggle names" in str(bad.error_in_exec)
+
+
+def test_widget_opens_points_and_diffs_pairs(local_sweep):
+    from widgets import SweepWidget
+
+    result, _ = local_sweep
+    w = explorer.show(result)
+    assert isinstance(w, SweepWidget) and w.pick == {"point": result.best}
+    assert [r["key"] for r in w.sweep["rows"]] == ["p0", "p1", "p2", None]  # the failed point has no trace
+    revision = w.revision
+    w.show_point(0)
+    assert w.revision == revision + 1 and w.summary["meta"]["toggles"] == {}
+    w.compare(0, 2)
+    assert (w.diff["a"], w.diff["b"]) == ("matmul_relu[defaults]", "matmul_relu[inplace_buffers=False]")
+    assert w.pick == {"point": 2} and w.summary["meta"]["toggles"] == {"inplace_buffers": False}
