@@ -67,18 +67,19 @@ def _check_importable(target: Any) -> None:
                          "on its path; install cloudpickle (pip install cloudpickle), or move it into a module")
 
 
-def _placer(device: str):
-    """torch.load's map_location: CUDA storages onto this worker's GPU, the rest where they were."""
+def _placer(device: str) -> Any:
+    """torch.load's map_location: every GPU's storages onto this worker's GPU, the rest where they were;
+    on a worker without a GPU, an error naming the device a tensor was on."""
+    if device.startswith("cuda"):
+        return {"cuda": device, **{f"cuda:{i}": device for i in range(64)}}
 
-    def place(storage: Any, location: str) -> Any:
-        if not location.startswith("cuda"):
-            return storage
-        if not device.startswith("cuda"):
+    def refuse(storage: Any, location: str) -> Any:
+        if location.startswith("cuda"):
             raise RuntimeError(f"an input or parameter lives on {location}, and this sweep worker has no GPU; "
                                "sweep CPU tensors, or run the sweep on a machine with a GPU")
-        return storage.cuda(torch.device(device))
+        return storage
 
-    return place
+    return refuse
 
 
 def unpack(data: bytes, device: str) -> tuple[Any, list[tuple[Any, ...]]]:
