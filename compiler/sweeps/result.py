@@ -40,7 +40,7 @@ class SweepRow:
     peak_bytes: int | None = None  # measured peak of one run on the GPU
     planned_peak_bytes: int | None = None  # the largest planned peak of a graph (g.memory)
     max_error: float | None = None  # the largest max relative error of a kernel against eager
-    ok: bool | None = None  # numerics within tolerance (None: not checked)
+    ok: bool | None = None  # numerics within tolerance (None: not checked, or no kernel output compared)
     kernels: int | None = None
     graphs: int | None = None
     graph_breaks: int | None = None
