@@ -31,7 +31,8 @@ def main() -> None:
             continue
         _, point, options = message
         index = point["index"]
-        result = run_point(data, point, options, on_stage=lambda stage: channel.send(replies, ("stage", index, stage)))
+        result = run_point(data, point, options,
+                           on_stage=lambda stage, index=index: channel.send(replies, ("stage", index, stage)))
         channel.send(replies, ("done", result))
 
 
