@@ -29,7 +29,10 @@ def ray_sweep():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         torch.manual_seed(0)
-        return explorer.sweep(matmul_relu, torch.randn(8, 8), configs=CONFIGS, runs=3, engine="ray")
+        steps: list[Step] = []
+        result = explorer.sweep(matmul_relu, torch.randn(8, 8), configs=CONFIGS, runs=3, engine="ray",
+                                progress_display=steps.append)
+        return result, steps
     finally:
         ray.shutdown()
 
@@ -63,8 +66,10 @@ def test_progress_names_points_and_workers(local_sweep):
 
 def test_ray_gives_the_same_rows(local_sweep, ray_sweep):
     result, _ = local_sweep
-    assert ray_sweep.engine == "ray" and all(r.worker.startswith("ray ") for r in ray_sweep.rows)
-    assert _comparable(ray_sweep) == _comparable(result)
+    swept, steps = ray_sweep
+    assert swept.engine == "ray" and all(r.worker.startswith("ray ") for r in swept.rows)
+    assert _comparable(swept) == _comparable(result)
+    assert any("r0: #" in s.detail and "r1: #" in s.detail for s in steps)  # two tasks in flight on 2 CPUs
 
 
 def test_points_open_as_compilations_and_diff(local_sweep):

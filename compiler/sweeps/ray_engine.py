@@ -66,13 +66,15 @@ class RayEngine:
         task = ray.remote(num_gpus=1 if self.gpu else 0, num_cpus=1, max_retries=0)(_task(paths))
         data_ref = ray.put(data)
         waiting = list(points)
+        slots: dict[int, str] = {}  # point index -> the progress line's name for its task ("r0", "r1"...)
         while waiting or self.pending:
             while waiting and len(self.pending) < self.window:
                 point = waiting.pop(0)
                 ref = task.remote(data_ref, {"index": point.index, "config": point.config,
                                              "input_set": point.input_set}, options)
                 self.pending[ref] = point
-                yield ("start", "ray", point.index)
+                slots[point.index] = next(f"r{n}" for n in range(self.window) if f"r{n}" not in slots.values())
+                yield ("start", slots[point.index], point.index)
             done, _ = ray.wait(list(self.pending), num_returns=1, timeout=0.2)
             if not done:
                 yield ("tick",)
@@ -84,7 +86,7 @@ class RayEngine:
                 result = {"row": {"index": point.index, "status": "failed", "stage": "worker",
                                   "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                                   "worker": "ray"}, "trace": None}
-            yield ("done", result["row"].get("worker", "ray"), result)
+            yield ("done", slots.pop(point.index), result)
 
     def cancel(self) -> None:
         for ref in list(self.pending):
