@@ -18,11 +18,12 @@ from .model.errors import CompileError, TraceFormatError, TraceLoadError
 from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                            Wrapper)
 from .model.traceset import Divergence, RankTrace, TraceSet
+from .sweeps import Sweep, SweepError, SweepRow, sweep
 
 __all__ = [
     "capture", "load", "from_json", "Compilation", "GraphCapture", "FxStage", "FxNode", "LoopIRNode",
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
     "ToggleError", "ToggleWarning", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
-    "fx_wrapper_backend",
+    "fx_wrapper_backend", "sweep", "Sweep", "SweepRow", "SweepError",
 ]

@@ -4,6 +4,7 @@
     c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
     c.graphs[0].kernels[0].source
     c            # in a notebook: the linked explorer view
+    s = explorer.sweep(fn_or_module, *example_inputs, grid={"max_autotune": [False, True]})  # one table
     ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank][compile_id]
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
                       TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
+from compiler import Sweep, SweepError, sweep
 from compiler.model import slots as views
 from compiler import capture as compile
 
@@ -44,17 +46,41 @@ def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
     return Path(write_traceset_html(traceset, path))
 
 
+def _point_diffs(sweep: Sweep) -> Any:
+    """Diff.to_json() of two points of ``sweep`` (what the sweep views show for two rows picked)."""
+    return lambda i, j: diff(sweep[i], sweep[j]).to_json()
+
+
+def _sweep_widget(sweep: Sweep) -> Any:
+    from widgets import SweepWidget
+
+    return SweepWidget(sweep, diff_of=_point_diffs(sweep))
+
+
+def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
+    from widgets import render_sweep_html, write_sweep_html
+
+    if path is None:
+        return render_sweep_html(sweep, diff_of=_point_diffs(sweep))
+    return Path(write_sweep_html(sweep, path, diff_of=_point_diffs(sweep)))
+
+
 views.register("widget", _widget)
 views.register("html", _write_html)
 views.register("traceset_widget", _traceset_widget)
 views.register("traceset_html", _write_traceset_html)
+views.register("sweep_widget", _sweep_widget)
+views.register("sweep_html", _write_sweep_html)
 
 
-def show(c: Compilation | TraceSet) -> Any:
+def show(c: Compilation | TraceSet | Sweep) -> Any:
     """The explorer widget for ``c`` (display it, or leave it as a cell's last expression); for a
-    TraceSet, the rank and compile pickers over the explorer view of one compilation."""
+    TraceSet, the rank and compile pickers over the explorer view of one compilation; for a Sweep,
+    its table over the view of the point picked."""
     if isinstance(c, TraceSet):
         return _traceset_widget(c)
+    if isinstance(c, Sweep):
+        return _sweep_widget(c)
     return _widget(c.trace_view())
 
 
@@ -76,8 +102,10 @@ from . import progress  # noqa: E402
 from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
+views.register("diff", diff)  # Sweep.diff(i, j)
+
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
-__all__ = ["compile", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+__all__ = ["compile", "sweep", "Sweep", "SweepError", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]

@@ -10,6 +10,10 @@ are written back to the notebook after the compiled call succeeded. The compilat
 the process's Session (``explorer.Session.default()``), so the toggle panel of the view it shows can
 switch configurations, served from the session when one was compiled before.
 
+``--sweep native_matmul,max_autotune`` compiles the cell at every on/off combination of those toggles
+(the other flags fixed), each point in its own worker process (``explorer.sweep``), and shows the
+table; ``--name`` keeps the Sweep.
+
 ``--trace`` runs the cell as ordinary Python instead and captures every torch.compile'd call it
 makes (models that are already wrapped in torch.compile, or wrapped inside the cell).
 
@@ -118,6 +122,9 @@ def _compile_args(fn: Any) -> Any:
         argument("--trace", action="store_true",
                  help="Run the cell as ordinary Python and capture every torch.compile'd call it makes."),
         argument("--quiet", action="store_true", help="Do not display the explorer view."),
+        argument("--sweep", default=None, metavar="TOGGLE,TOGGLE",
+                 help="Sweep these boolean toggles (every on/off combination, the other flags fixed), each point "
+                      "in its own worker process, and show the sweep's table (explorer.sweep)."),
     ]
     for flag, (name, value) in toggle_flags().items():
         decorators.append(argument(flag, action="store_true", help=f"{name}={value}: {TOGGLES[name].description}"))
@@ -147,6 +154,9 @@ class ExplorerMagics(Magics):
             raise UsageError(f"--name must be a Python identifier, got {args.name!r}")
         number = next(self._counter)
         name = args.name or f"cell{number}"
+        if args.sweep is not None:
+            self._sweep(cell, name, config, args, number)
+            return
         if args.trace:
             from .trace import run_traced
 
@@ -204,6 +214,37 @@ class ExplorerMagics(Magics):
             view = self.session.view(entry.index)
             self.views.append(view)
             progress.done(view.widget)
+
+    def _sweep(self, source: str, name: str, config: dict[str, Any], args: Any, number: int) -> None:
+        """``--sweep a,b``: the cell at every on/off combination of toggles a and b, as one Sweep."""
+        from compiler.sweeps import SweepError, sweep
+
+        names = [n.strip() for n in args.sweep.split(",") if n.strip()]
+        for toggle in names:
+            if toggle not in TOGGLES or TOGGLES[toggle].value_type is not bool:
+                raise UsageError(f"--sweep takes boolean toggle names separated by commas, got {toggle!r}; "
+                                 f"boolean toggles: {', '.join(n for n, t in TOGGLES.items() if t.value_type is bool)}")
+        if not names or args.trace or args.dynamic:
+            raise UsageError("--sweep needs at least one toggle name, and does not combine with --trace or --dynamic")
+        ns = self.shell.user_ns
+        try:
+            built = cells.build(source, ns, name, f"<%%compile {name}-{number}>")
+        except cells.CellError as error:
+            raise CellFailed(error.stage, str(error)) from None
+        inputs = built.inputs(ns)
+        if args.device is not None:
+            inputs = tuple(t.to(args.device) for t in inputs)
+        combos = itertools.product([False, True], repeat=len(names))
+        configs = [{**config, **dict(zip(names, values))} for values in combos]
+        try:
+            result = sweep(built.fn, *inputs, configs=configs)
+        except SweepError as error:
+            raise CellFailed("sweep", str(error)) from None
+        result.function = name
+        if args.name is not None:
+            ns[args.name] = result
+        if not args.quiet:
+            display(result)
 
     def _run_again(self, previous: rerun.CellRun, inputs: tuple[Any, ...], args: Any) -> None:
         """The cell's earlier compilation on new inputs: Dynamo reuses it or recompiles into it."""

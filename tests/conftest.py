@@ -23,6 +23,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+SWEEP_CONFIGS = [{}, {"allow_buffer_reuse": False}, {"inplace_buffers": False},
+                 {"native_matmul": True, "use_block_ptr": True}]  # the last one raises: Inductor refuses the pair
+
+
+@pytest.fixture(scope="session")
+def local_sweep():
+    """A 4-point sweep on two local workers, one point failing; and the progress steps it reported."""
+    steps = []
+    torch.manual_seed(0)
+    result = explorer.sweep(workloads.matmul_relu, torch.randn(8, 8), configs=SWEEP_CONFIGS, runs=3,
+                            progress_display=steps.append)
+    return result, steps
+
+
 @pytest.fixture(scope="session")
 def reduction_compilation():
     torch.manual_seed(0)

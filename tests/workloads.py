@@ -110,6 +110,11 @@ def independent_pointwise(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> 
     return a.sin() + 1, b.cos() * 2, c.exp() - 1
 
 
+def matmul_relu(x: torch.Tensor) -> torch.Tensor:
+    """x @ x.T through relu and a row sum: one extern mm and one fused C++/Triton kernel (sweep tests)."""
+    return torch.relu(x @ x.T).sum(-1) + 1
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """A plain mm: with an unaligned K, Inductor's shape padding considers padding it (CUDA)."""
     return a @ b

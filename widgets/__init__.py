@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 from .html import embed_json, render_html, write_html
 from .parts import TraceParts
 from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError
+from .sweep import SweepParts
+from .sweep_html import render_sweep_html, write_sweep_html
 from .traceset import TraceSetError, TraceSetParts
 from .traceset_html import render_traceset_html, write_traceset_html
 
 if TYPE_CHECKING:
+    from .sweep_widget import SweepWidget
     from .traceset_widget import TraceSetWidget
     from .widget import ExplorerWidget
 
@@ -24,6 +27,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "SELECTION_KINDS",
     "STAGES",
+    "SweepParts",
+    "SweepWidget",
     "TraceError",
     "TraceParts",
     "TraceSetError",
@@ -31,8 +36,10 @@ __all__ = [
     "TraceSetWidget",
     "embed_json",
     "render_html",
+    "render_sweep_html",
     "render_traceset_html",
     "write_html",
+    "write_sweep_html",
     "write_traceset_html",
 ]
 
@@ -42,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from .widget import ExplorerWidget
 
         return ExplorerWidget
+    if name == "SweepWidget":
+        from .sweep_widget import SweepWidget
+
+        return SweepWidget
     if name == "TraceSetWidget":
         from .traceset_widget import TraceSetWidget
 

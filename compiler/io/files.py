@@ -6,13 +6,19 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..model import slots
 from ..model.errors import TraceFormatError
 from . import trace, traceset
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_LOADERS: dict[str, Callable[[Any, str], Any]] = {}  # other saved schemas -> their from_json (e.g. sweeps)
+
+
+def register_loader(schema: str, from_json: Callable[[Any, str], Any]) -> None:
+    """Let ``load`` open files of ``schema`` too (a package above io, such as compiler.sweeps, registers its own)."""
+    _LOADERS[schema] = from_json
 
 
 @slots.write_json.fill
@@ -31,7 +37,8 @@ def _text(path: Path) -> str:
 
 
 def load(path: str | Path) -> Any:
-    """A saved Compilation (``Compilation.save``), or a saved TraceSet (``TraceSet.save``)."""
+    """A saved Compilation (``Compilation.save``), a saved TraceSet (``TraceSet.save``), or a file of a
+    registered schema (a saved Sweep)."""
     path = Path(path)
     with trace.collector_paused():
         try:
@@ -41,4 +48,6 @@ def load(path: str | Path) -> Any:
                                    "save traces with Compilation.save(path)") from exc
         if isinstance(data, dict) and data.get("schema") == traceset.SCHEMA:
             return traceset.from_json(data, origin=str(path))
+        if isinstance(data, dict) and data.get("schema") in _LOADERS:
+            return _LOADERS[data["schema"]](data, str(path))
         return trace.from_json(data, origin=str(path))

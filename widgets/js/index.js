@@ -1,13 +1,14 @@
 // Entry point of the bundle. The same file is an anywidget module (default
 // export with render) and the script of the static HTML export, which marks
-// its mount point with data-inductor-explorer (a trace) or data-inductor-traceset
-// (a multi-rank TraceSet) and carries the summary and compressed parts in
+// its mount point with data-inductor-explorer (a trace), data-inductor-traceset
+// (a multi-rank TraceSet) or data-inductor-sweep (a sweep) and carries the summary and compressed parts in
 // <script type="application/json"> elements.
 
 import { App } from "./app.js";
 import { renderSessionBar } from "./sessionbar.js";
 import { Store, commParts, embeddedParts } from "./store.js";
 import { mountTraceSet, traceSetBar } from "./traceset.js";
+import { mountSweep, sweepBar } from "./sweep.js";
 import { watchWidth } from "./narrow.js";
 import "./style.css";
 
@@ -36,7 +37,7 @@ function render({ model, el }) {
   const bar = document.createElement("div");
   bar.className = "ie-sessionbar";
   const view = document.createElement("div");
-  const tsBar = traceSetBar(model); // a TraceSetWidget: ranks and compiles above the view
+  const tsBar = traceSetBar(model) || sweepBar(model); // a TraceSetWidget's pickers or a SweepWidget's table
   el.replaceChildren(...(tsBar ? [tsBar.root] : []), bar, view);
   const drawBar = () =>
     renderSessionBar(
@@ -112,6 +113,14 @@ function autoMount() {
     if (!summary || !parts) continue;
     el.dataset.mounted = "1";
     window.inductorTraceSet = mountTraceSet(el, JSON.parse(summary.textContent), embeddedParts(JSON.parse(parts.textContent)), { standalone: true });
+  }
+  for (const el of document.querySelectorAll("[data-inductor-sweep]")) {
+    if (el.dataset.mounted) continue;
+    const summary = document.getElementById(el.getAttribute("data-inductor-sweep"));
+    const parts = document.getElementById(el.getAttribute("data-parts"));
+    if (!summary || !parts) continue;
+    el.dataset.mounted = "1";
+    window.inductorSweep = mountSweep(el, JSON.parse(summary.textContent), embeddedParts(JSON.parse(parts.textContent)), { standalone: true });
   }
 }
 

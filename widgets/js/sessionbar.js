@@ -81,7 +81,7 @@ function kernelRow(k) {
   );
 }
 
-function diffBlock(state) {
+export function diffBlock(state) {
   const d = state.diff;
   if (!d || !d.summary) return null;
   const kernels = [];

@@ -1,0 +1,111 @@
+"""What a sweep costs: an 8-point sweep of a GPT block on every GPU against the same sweep on one worker,
+and a point of the sweep against a plain compile + profile of the same point in this process.
+
+The block is tests/workloads.TransformerBlock (attention + MLP, inference), the grid three toggles that
+change the wrapper and the schedule but compile in seconds (allow_buffer_reuse, inplace_buffers,
+loop_ordering_after_fusion: 8 points). Every sweep point captures, profiles (10 runs), measures its
+peak memory and checks numerics; the plain figure is ``explorer.compile`` + ``c.profile()`` of each of
+the 8 configurations in one warm process (one unrelated compile first, so imports and CUDA
+initialisation are not counted against it). Prints both sweep tables, the wall times and ratios, and
+writes them as JSON with ``--out``.
+
+    python benchmarks/sweep.py [--dim 768 --seq 512 --batch 8] [--out sweep.json]
+
+On a machine without a GPU it runs on the CPU (2 workers), with ``--dim 64 --seq 16 --batch 2`` a
+quick check that the script works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+import explorer  # noqa: E402
+from tests import workloads  # noqa: E402
+
+GRID = {"allow_buffer_reuse": [True, False], "inplace_buffers": [True, False], "loop_ordering_after_fusion": [True, False]}
+
+
+def _configs() -> list[dict]:
+    import itertools
+
+    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+
+
+def _plain(model: torch.nn.Module, x: torch.Tensor, runs: int) -> list[float]:
+    """Seconds of explorer.compile + c.profile() for each configuration, in this process."""
+    warm = explorer.compile(lambda t: torch.relu(t) + 1, x.new_ones(8))
+    warm.profile(runs=2, warmup=1)
+    seconds = []
+    for config in _configs():
+        torch._dynamo.reset()
+        started = time.perf_counter()
+        c = explorer.compile(model, x, config=config)
+        c.profile(runs=runs, warmup=2)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def _summary(result: explorer.Sweep) -> dict:
+    return {"wall_s": result.wall_s, "workers": result.workers, "best": result.best,
+            "rows": [{"settings": r.settings, "status": r.status, "error": r.error, "compile_s": r.compile_s,
+                      "run_ms": r.run_ms, "peak_bytes": r.peak_bytes, "ok": r.ok, "kernels": r.kernels, "gpu": r.gpu,
+                      "worker": r.worker, "wall_s": r.wall_s} for r in result.rows]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dim", type=int, default=768)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--seq", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    explorer.progress.off()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.manual_seed(0)
+    model = workloads.TransformerBlock(args.dim, args.heads).to(device).requires_grad_(False)
+    x = torch.randn(args.batch, args.seq, args.dim, device=device)
+    console = Console(width=230)
+    name = torch.cuda.get_device_name() if device == "cuda" else "CPU"
+    gpus = torch.cuda.device_count() if device == "cuda" else 0
+    console.print(f"{name}, {gpus} GPUs, torch {torch.__version__}; block dim {args.dim}, x {list(x.shape)}")
+
+    with torch.no_grad():
+        every = explorer.sweep(model, x, grid=GRID, runs=args.runs)
+        console.print(every)
+        one = explorer.sweep(model, x, grid=GRID, runs=args.runs, workers=1)
+        console.print(one)
+        plain = _plain(model, x, args.runs)
+
+    points = len(one.rows)
+    figures = {
+        "device": name, "gpus": gpus, "torch": torch.__version__, "shape": list(x.shape), "dim": args.dim,
+        "every_worker": _summary(every), "one_worker": _summary(one),
+        "wall_ratio": every.wall_s / one.wall_s,
+        "one_worker_per_point_s": one.wall_s / points,
+        "point_wall_s_median": statistics.median(r.wall_s for r in one.rows if r.wall_s is not None),
+        "plain_per_point_s": statistics.mean(plain), "plain_s": plain,
+    }
+    figures["per_point_ratio"] = figures["one_worker_per_point_s"] / figures["plain_per_point_s"]
+    console.print(f"sweep on {len(every.workers)} workers: {every.wall_s:.1f} s; on 1 worker: {one.wall_s:.1f} s; "
+                  f"ratio {figures['wall_ratio']:.2f}")
+    console.print(f"per point: sweep (1 worker, wall / points) {figures['one_worker_per_point_s']:.2f} s, inside the worker "
+                  f"(median) {figures['point_wall_s_median']:.2f} s; plain compile + profile {figures['plain_per_point_s']:.2f} s; "
+                  f"ratio {figures['per_point_ratio']:.2f}")
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()

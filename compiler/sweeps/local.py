@@ -1,0 +1,210 @@
+"""The local engine: worker processes on this machine, one per GPU (pinned with CUDA_VISIBLE_DEVICES) or a
+few on CPU, fed points one at a time. No dependency beyond the standard library.
+
+A worker runs point after point (torch and the compiler are imported once), resetting Dynamo between
+them. A worker that dies (a segfault, a CUDA error that kills the process, os._exit) fails only the point
+it was running: the row says the exit code and the end of its stderr, and a new worker takes the next
+point. After any failed point the worker is replaced too, so nothing a failure left behind (a poisoned
+CUDA context, half-patched state) reaches the next point.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import channel
+from .points import Point
+
+_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding compiler/ (and explorer/)
+
+
+@dataclass
+class Slot:
+    name: str  # "w0", shown in the table's worker column
+    env: dict[str, str]  # what this worker's environment adds (CUDA_VISIBLE_DEVICES, thread counts)
+
+
+def gpu_ids() -> list[str]:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES names them for a child."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    names = [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(i) for i in range(count)]
+    return names[:count]
+
+
+def slots(gpu: bool, workers: int | None) -> list[Slot]:
+    """One worker per GPU (``workers`` of them, spread over the GPUs, when given), or ``workers`` (default
+    2) on CPU sharing the cores."""
+    if gpu:
+        ids = gpu_ids()
+        if not ids:
+            raise RuntimeError("the sweep's inputs are on a GPU, and this process sees none")
+        count = workers or len(ids)
+        return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": ids[i % len(ids)]}) for i in range(count)]
+    count = workers or 2
+    threads = str(max(1, (os.cpu_count() or 1) // count))
+    return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads}) for i in range(count)]
+
+
+def _python_path() -> str:
+    """The parent's import path, so a worker imports the same compiler and the user's modules."""
+    entries = [_ROOT] + [os.getcwd() if p == "" else p for p in sys.path]
+    return os.pathsep.join(dict.fromkeys(entries))
+
+
+class _Worker:
+    """One worker process and its channel; its stderr goes to a file whose end explains a crash."""
+
+    def __init__(self, slot: Slot, data: bytes) -> None:
+        self.log = tempfile.NamedTemporaryFile(prefix=f"sweep-{slot.name}-", suffix=".log", delete=False)
+        env = {**os.environ, "PYTHONPATH": _python_path(), "PYTHONUNBUFFERED": "1", **slot.env}
+        self.process = subprocess.Popen([sys.executable, "-m", "compiler.sweeps.worker"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd())
+        self.ready = channel.receive(self.process.stdout) is not None
+        if self.ready:
+            channel.send(self.process.stdin, ("payload", data))
+
+    def exit_note(self) -> str:
+        code = self.process.wait()
+        self.log.flush()
+        tail = Path(self.log.name).read_text(errors="replace").strip().splitlines()[-6:]
+        what = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return f"the worker process {what}" + (": " + " | ".join(tail) if tail else "")
+
+    def close(self, kill: bool = False) -> None:
+        if self.process.poll() is None:
+            if kill:
+                self.process.kill()
+            else:
+                try:
+                    channel.send(self.process.stdin, ("stop",))
+                except OSError:
+                    pass
+            try:
+                self.process.wait(timeout=None if kill else 30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.log.close()
+        os.unlink(self.log.name)
+
+
+class LocalEngine:
+    name = "local"
+
+    def __init__(self, slots: list[Slot]) -> None:
+        self.slots = slots
+        self.stopping = threading.Event()
+        self.workers: dict[str, _Worker] = {}
+        self.lock = threading.Lock()
+        self.threads: list[threading.Thread] = []
+
+    @property
+    def worker_names(self) -> list[str]:
+        return [s.name + (f" (GPU {s.env['CUDA_VISIBLE_DEVICES']})" if s.env.get("CUDA_VISIBLE_DEVICES") else "")
+                for s in self.slots]
+
+    def run(self, data: bytes, points: list[Point], options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+        """Events as they happen: ("start", worker, index), ("stage", worker, index, stage),
+        ("done", worker, result); ends when every point is done."""
+        todo: queue.Queue[Point] = queue.Queue()
+        for point in points:
+            todo.put(point)
+        events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.threads = [threading.Thread(target=self._serve, args=(slot, data, todo, options, events), daemon=True)
+                        for slot in self.slots[:len(points)]]
+        for thread in self.threads:
+            thread.start()
+        running = len(self.threads)
+        while running:
+            try:
+                event = events.get(timeout=0.2)
+            except queue.Empty:
+                yield ("tick",)
+                continue
+            if event[0] == "exit":
+                running -= 1
+            else:
+                yield event
+
+    def _serve(self, slot: Slot, data: bytes, todo: queue.Queue, options: dict[str, Any], events: queue.Queue) -> None:
+        worker: _Worker | None = None
+        try:
+            while not self.stopping.is_set():
+                try:
+                    point = todo.get_nowait()
+                except queue.Empty:
+                    break
+                events.put(("start", slot.name, point.index))
+                if worker is None:
+                    worker = self._start(slot, data)
+                result = self._run_point(worker, slot, point, options, events) if worker.ready else None
+                if self.stopping.is_set():
+                    break
+                if result is None:  # the worker died (or never started): this point failed, a new worker goes on
+                    result = {"row": {"index": point.index, "status": "failed", "stage": "worker",
+                                      "error": worker.exit_note(), "worker": slot.name}, "trace": None}
+                    self._drop(slot, worker)
+                    worker = None
+                elif result["row"]["status"] != "ok":
+                    self._drop(slot, worker)
+                    worker = None
+                events.put(("done", slot.name, result))
+        finally:
+            if worker is not None:
+                self._drop(slot, worker, kill=self.stopping.is_set())
+            events.put(("exit", slot.name))
+
+    def _start(self, slot: Slot, data: bytes) -> _Worker:
+        worker = _Worker(slot, data)
+        with self.lock:
+            self.workers[slot.name] = worker
+        return worker
+
+    def _drop(self, slot: Slot, worker: _Worker, kill: bool = False) -> None:
+        with self.lock:
+            self.workers.pop(slot.name, None)
+        worker.close(kill=kill)
+
+    @staticmethod
+    def _run_point(worker: _Worker, slot: Slot, point: Point, options: dict[str, Any],
+                   events: queue.Queue) -> dict[str, Any] | None:
+        try:
+            channel.send(worker.process.stdin, ("point", {"index": point.index, "config": point.config,
+                                                          "input_set": point.input_set}, {**options, "worker": slot.name}))
+        except OSError:
+            return None
+        while True:
+            message = channel.receive(worker.process.stdout)
+            if message is None:
+                return None
+            if message[0] == "stage":
+                events.put(("stage", slot.name, message[1], message[2]))
+            elif message[0] == "done":
+                return message[1]
+
+    def cancel(self) -> None:
+        """Stop now: kill every worker (the points they were running are lost, finished rows stay)."""
+        self.stopping.set()
+        with self.lock:
+            workers = list(self.workers.values())
+        for worker in workers:
+            if worker.process.poll() is None:
+                worker.process.kill()
+        for thread in self.threads:
+            thread.join(timeout=30)

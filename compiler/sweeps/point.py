@@ -1,0 +1,158 @@
+"""One point of a sweep, run inside a worker: capture, profile, peak memory, numerics, trace.
+
+Both engines (local worker processes and Ray tasks) call ``run_point``; it never raises for what the
+point did: a failed point is a row with its stage and error (and the partial trace when the compile got
+far enough to have one), so the sweep goes on. The worker process is the isolation: a crash or a CUDA
+error that poisons the process is seen by the engine, which reports the point and starts a new worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from typing import Any, Callable
+
+import torch
+
+from ..model import progress
+from ..build.capture import capture
+from ..model.errors import CompileError
+from ..runs import replay
+from ..io.trace import to_json
+from ..build.toggles import ToggleError
+from . import payload
+
+_LOADED: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}  # id(payload bytes) -> unpacked, per worker
+
+
+def worker_device() -> str:
+    """The device this worker runs on: its (only visible) GPU, else the CPU."""
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def gpu_label() -> str:
+    """Which GPU of the machine this worker is pinned to, as the table shows it ("" on CPU)."""
+    if not torch.cuda.is_available():
+        return ""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    index = visible.split(",")[0] if visible else "0"
+    return f"cuda:{index} {torch.cuda.get_device_name(0)}"
+
+
+def peak_bytes(c: Any) -> int | None:
+    """Peak GPU memory of one run (forward, and backward when captured) above what was held before it;
+    None on CPU, where the table shows the planned peak instead."""
+    if not c.device.startswith("cuda"):
+        return None
+    run = replay.runner(c)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    baseline = torch.cuda.memory_allocated()
+    outputs = run()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - baseline
+    del outputs
+    return int(peak)
+
+
+def planned_peak(c: Any) -> int | None:
+    """The largest planned peak of any graph (g.memory), the same on every device."""
+    peaks = [g.memory.peak_bytes for g in c.graphs if g.memory is not None]
+    return max(peaks) if peaks else None
+
+
+def measures(c: Any) -> dict[str, Any]:
+    """The row's numbers that come from the compilation itself."""
+    prof = c.profiles[-1] if c.profiles else None
+    report = c.numerics[-1] if c.numerics else None
+    errors = [k.max_rel for k in report.kernels.values() if k.max_rel is not None] if report else []
+    compared = report is not None and any(k.ok is not None for k in report.kernels.values())
+    return {
+        "compile_s": c.timings.get("total"),
+        "run_ms": prof.wall_ms if prof else None,
+        "device_ms": prof.total_ms if prof else None,
+        "planned_peak_bytes": planned_peak(c),
+        "max_error": max(errors) if errors else None,
+        "ok": report.ok if compared else None,  # None: not checked, or no kernel output could be compared
+        "kernels": len(c.kernels),
+        "graphs": len(c.graphs),
+        "graph_breaks": len(c.graph_breaks),
+        "recompiles": len(c.recompiles),
+    }
+
+
+def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
+              on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run one point; returns ``{"row": {...}, "trace": JSON text or None}``. ``point`` holds index, config
+    and input_set; ``options`` backward, runs, warmup and check."""
+    started = time.perf_counter()
+    row: dict[str, Any] = {"index": point["index"], "status": "failed", "stage": "load", "error": None,
+                           "worker": options.get("worker", f"pid {os.getpid()}"), "gpu": gpu_label()}
+    trace = None
+    compilation = None
+
+    def enter(stage: str) -> None:
+        row["stage"] = stage
+        if on_stage is not None:
+            on_stage(stage)
+
+    try:
+        device = worker_device()
+        key = hash(data)
+        if key not in _LOADED:
+            _LOADED.clear()
+            _LOADED[key] = payload.unpack(data, device)
+        target, input_sets = _LOADED[key]
+        inputs = input_sets[point["input_set"]]
+        torch._dynamo.reset()  # a worker runs many points: none may reuse another's graphs
+        enter("compile")
+        with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
+            compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
+                                  progress_display=_stage_display(enter))
+        enter("profile")
+        compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
+        enter("memory")
+        row["peak_bytes"] = peak_bytes(compilation)
+        if options.get("check", True):
+            enter("numerics")
+            compilation.check_numerics()
+        enter("trace")
+        trace = json.dumps(to_json(compilation))
+        row.update(measures(compilation), status="ok", stage="done")
+    except ToggleError as exc:
+        row.update(stage="toggles", error=f"ToggleError: {exc}")
+    except CompileError as exc:
+        row.update(stage=exc.stage, error=str(exc))
+        compilation = exc.partial
+    except torch.cuda.OutOfMemoryError as exc:
+        row["error"] = f"out of memory: {str(exc).splitlines()[0]}"
+    except Exception as exc:  # the point failed, the sweep goes on: the row says where and why
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        row["traceback"] = traceback.format_exc(limit=-8)
+    if row["status"] == "failed" and compilation is not None and trace is None:
+        trace = _partial_trace(compilation, row)
+    row["wall_s"] = round(time.perf_counter() - started, 4)
+    return {"row": row, "trace": trace}
+
+
+def _partial_trace(compilation: Any, row: dict[str, Any]) -> str | None:
+    """What a failed point compiled before it failed (its graphs are worth opening), when it serializes."""
+    try:
+        row.update({k: v for k, v in measures(compilation).items() if v is not None and k != "ok"})
+        return json.dumps(to_json(compilation))
+    except Exception:
+        return None
+
+
+def _stage_display(enter: Callable[[str], None]) -> Callable[[str], Any]:
+    """Compile stages reported as the point's stage ("compile: lowering"), once per change."""
+    last = [""]
+
+    def display(step: progress.Step) -> None:
+        if step.stage != last[0] and not step.finished:
+            last[0] = step.stage
+            enter(f"compile: {step.stage}")
+
+    return display

@@ -1,0 +1,40 @@
+"""A local sweep worker: ``python -m compiler.sweeps.worker``, one per GPU (or a few on CPU).
+
+It reads requests on stdin and answers on what was stdout; stdout itself is pointed at stderr first,
+so whatever the user's code or torch prints cannot break the channel. Requests: ``("payload", bytes)``
+(the function and input sets), ``("point", point, options)`` (answered by ``("stage", index, stage)``
+messages while it runs, then ``("done", result)``), ``("stop",)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> None:
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    requests = sys.stdin.buffer
+
+    from . import channel
+    from .point import run_point
+
+    channel.send(replies, ("ready", os.getpid()))
+    data = b""
+    while True:
+        message = channel.receive(requests)
+        if message is None or message[0] == "stop":
+            return
+        if message[0] == "payload":
+            data = message[1]
+            continue
+        _, point, options = message
+        index = point["index"]
+        result = run_point(data, point, options,
+                           on_stage=lambda stage, index=index: channel.send(replies, ("stage", index, stage)))
+        channel.send(replies, ("done", result))
+
+
+if __name__ == "__main__":
+    main()

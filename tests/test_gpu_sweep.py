@@ -1,0 +1,24 @@
+"""A sweep on the GPU machine: one worker per GPU, each row saying its GPU, peak memory measured."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from tests import workloads
+
+pytestmark = pytest.mark.gpu
+
+
+def test_points_run_one_per_gpu_with_measured_peaks():
+    x = torch.randn(256, 256, device="cuda")
+    result = explorer.sweep(workloads.matmul_relu, x, grid={"inplace_buffers": [False, True]}, runs=3)
+    assert [r.status for r in result.rows] == ["ok", "ok"], [r.error for r in result.rows]
+    gpus = [r.gpu for r in result.rows]
+    assert all(g.startswith("cuda:") for g in gpus)
+    assert len(set(gpus)) == min(2, torch.cuda.device_count())  # each worker is pinned to its own GPU
+    for row in result.rows:
+        assert row.peak_bytes > 0, row
+        assert row.ok is not False and row.kernels >= 1, (row, row.max_error)
+        assert result[row.index].device == "cuda:0"  # what the pinned worker saw

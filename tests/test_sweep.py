@@ -1,0 +1,152 @@
+"""Sweeps: a 4-point sweep on local workers and on a local Ray, one point failing, the same rows from both;
+a crashed worker, cancelling, saving and opening points. Tiny functions: CPU compiles take seconds."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+import torch
+
+import explorer
+from compiler.model.progress import Step
+from compiler.sweeps import Sweep, SweepError, payload
+
+from tests.conftest import SWEEP_CONFIGS as CONFIGS
+from tests.workloads import matmul_relu
+
+
+def exits_on_three_rows(x):
+    if x.shape[0] == 3:
+        os._exit(7)  # the worker process dies in the middle of the point
+    return (x * 2).sum(0)
+
+
+@pytest.fixture(scope="session")
+def ray_sweep():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        torch.manual_seed(0)
+        steps: list[Step] = []
+        result = explorer.sweep(matmul_relu, torch.randn(8, 8), configs=CONFIGS, runs=3, engine="ray",
+                                progress_display=steps.append)
+        return result, steps
+    finally:
+        ray.shutdown()
+
+
+def _comparable(sweep: Sweep) -> list[tuple]:
+    return [(r.index, r.config, r.status, r.stage, r.kernels, r.graphs, r.recompiles, r.ok) for r in sweep.rows]
+
+
+def test_local_sweep_reports_every_point_and_the_failed_one(local_sweep):
+    result, _ = local_sweep
+    assert [r.config for r in result.rows] == CONFIGS
+    assert [r.status for r in result.rows] == ["ok", "ok", "ok", "failed"]
+    failed = result.rows[3]
+    assert failed.stage == "toggles" and "use_block_ptr" in failed.error
+    for row in result.rows[:3]:
+        assert row.kernels >= 1 and row.graphs == 1 and row.ok is True and row.run_ms > 0 and row.compile_s > 0
+        assert row.worker in ("w0", "w1") and row.planned_peak_bytes > 0
+    assert {r.worker for r in result.rows} == {"w0", "w1"}  # two workers shared the points
+    best = result.best
+    assert result.rows[best].run_ms == min(r.run_ms for r in result.rows[:3])
+    assert result.ratio(best) == 1.0 and all(result.ratio(i) >= 1.0 for i in range(3))
+    assert result.ratio(3) is None
+
+
+def test_progress_names_points_and_workers(local_sweep):
+    _, steps = local_sweep
+    assert steps[-1].finished and steps[0].stage == "points" and steps[0].total == 4
+    assert [s.done for s in steps if not s.finished][-1] == 4
+    assert any("w0: #" in s.detail for s in steps) and any("compile" in s.detail for s in steps)
+
+
+def test_ray_gives_the_same_rows(local_sweep, ray_sweep):
+    result, _ = local_sweep
+    swept, steps = ray_sweep
+    assert swept.engine == "ray" and all(r.worker.startswith("ray ") for r in swept.rows)
+    assert _comparable(swept) == _comparable(result)
+    assert any("r0: #" in s.detail and "r1: #" in s.detail for s in steps)  # two tasks in flight on 2 CPUs
+
+
+def test_points_open_as_compilations_and_diff(local_sweep):
+    result, _ = local_sweep
+    c = result[2]
+    assert isinstance(c, explorer.Compilation) and not c.live
+    assert c.toggles == {"inplace_buffers": False} and len(c.kernels) == result.rows[2].kernels
+    assert len(c.profiles) == 1 and c.numerics[0].ok
+    d = result.diff(0, 2)
+    assert isinstance(d, explorer.Diff) and (d.a, d.b) == ("matmul_relu[defaults]", "matmul_relu[inplace_buffers=False]")
+    with pytest.raises(KeyError, match="toggles"):
+        result[3]
+
+
+def test_save_and_load_round_trip(local_sweep, tmp_path):
+    result, _ = local_sweep
+    loaded = explorer.load(result.save(tmp_path / "sweep.json"))
+    assert isinstance(loaded, Sweep) and loaded.rows == result.rows and loaded.best == result.best
+    assert loaded[0].to_json() == result[0].to_json()
+    page = loaded.to_html()  # the sweep view's page: the table's rows travel as embedded JSON
+    assert "data-inductor-sweep" in page and "use_block_ptr" in page
+
+
+def test_a_crashed_worker_fails_its_point_and_cancel_keeps_finished_rows():
+    def stop_after_two(step: Step) -> None:
+        if step.done == 2 and not step.finished:
+            raise KeyboardInterrupt
+
+    sets = [(torch.randn(3, 4),), (torch.randn(4, 4),), (torch.randn(5, 4),)]
+    with pytest.warns(UserWarning, match="2 of 3 points finished"):
+        result = explorer.sweep(exits_on_three_rows, input_sets=sets, workers=1, runs=2, check=False,
+                                progress_display=stop_after_two)
+    crashed, ran, cancelled = result.rows
+    assert crashed.status == "failed" and crashed.stage == "worker" and "exited with code 7" in crashed.error
+    assert ran.status == "ok" and ran.shapes == [[4, 4]] and ran.kernels >= 1
+    assert cancelled.status == "cancelled" and result.cancelled
+
+
+def test_bad_requests_fail_before_any_worker(monkeypatch):
+    with pytest.raises(SweepError, match="unknown toggle 'max_autotun'"):
+        explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotun": [True]})
+    with pytest.raises(SweepError, match="either grid"):
+        explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotune": [True]}, configs=[{}])
+    monkeypatch.setattr(payload, "pickler", lambda: pickle)
+    with pytest.raises(SweepError, match="cloudpickle"):
+        payload.pack(lambda x: x + 1, [(torch.randn(2),)])
+
+
+def test_compile_magic_sweeps_toggles_of_a_cell():
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "explorer")
+    shell.user_ns.update(torch=torch, a=torch.randn(4, 8))
+    with capture_output():
+        outcome = shell.run_cell("%%compile --sweep inplace_buffers --name swept --quiet\nb = torch.tanh(a).sum(-1)\n")
+    assert outcome.success, outcome.error_in_exec
+    result = shell.user_ns["swept"]
+    assert isinstance(result, Sweep) and result.function == "swept"
+    assert [r.config for r in result.rows] == [{"inplace_buffers": False}, {"inplace_buffers": True}]
+    assert [r.status for r in result.rows] == ["ok", "ok"] and all(r.kernels >= 1 for r in result.rows)
+    with capture_output():
+        bad = shell.run_cell("%%compile --sweep max_autotun\nb = a + 1\n")
+    assert "--sweep takes boolean toggle names" in str(bad.error_in_exec)
+
+
+def test_widget_opens_points_and_diffs_pairs(local_sweep):
+    from widgets import SweepWidget
+
+    result, _ = local_sweep
+    w = explorer.show(result)
+    assert isinstance(w, SweepWidget) and w.pick == {"point": result.best}
+    assert [r["key"] for r in w.sweep["rows"]] == ["p0", "p1", "p2", None]  # the failed point has no trace
+    revision = w.revision
+    w.show_point(0)
+    assert w.revision == revision + 1 and w.summary["meta"]["toggles"] == {}
+    w.compare(0, 2)
+    assert (w.diff["a"], w.diff["b"]) == ("matmul_relu[defaults]", "matmul_relu[inplace_buffers=False]")
+    assert w.pick == {"point": 2} and w.summary["meta"]["toggles"] == {"inplace_buffers": False}
