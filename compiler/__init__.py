@@ -14,7 +14,7 @@ from .io.files import load
 from .io.trace import from_json
 from .model.compilation import Compilation
 from .model.dynamo import DynamoStage, FrameMetrics, Guard, GraphBreak, Recompile, ShapeSymbol
-from .model.errors import CompileError, TraceFormatError, TraceLoadError
+from .model.errors import CompileError, CountersUnavailable, TraceFormatError, TraceLoadError
 from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                            Wrapper)
 from .model.traceset import Divergence, RankTrace, TraceSet
@@ -25,5 +25,5 @@ __all__ = [
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
     "ToggleError", "ToggleWarning", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
-    "fx_wrapper_backend", "sweep", "Sweep", "SweepRow", "SweepError",
+    "fx_wrapper_backend", "CountersUnavailable", "sweep", "Sweep", "SweepRow", "SweepError",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
                       TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
-from compiler import Sweep, SweepError, sweep
+from compiler import CountersUnavailable, Sweep, SweepError, sweep
 from compiler.model import slots as views
 from compiler import capture as compile
 
@@ -108,4 +108,4 @@ progress.auto_on()  # compiles, autotuning and profiles show where they are (exp
 
 __all__ = ["compile", "sweep", "Sweep", "SweepError", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
-           "TraceFormatError", "TraceLoadError", "TOGGLES", "fx_wrapper_backend", "__version__"]
+           "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]

@@ -1,10 +1,12 @@
-"""JSON of the run reports kept in a trace: ``profiles`` (c.profile()) and ``numerics``
-(c.check_numerics()); see SCHEMA.md."""
+"""JSON of the run reports kept in a trace: ``profiles`` (c.profile()), ``numerics``
+(c.check_numerics()) and ``counters`` (c.counters()); see SCHEMA.md."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..model import slots
+from ..model.counters import CountersReport, KernelCounters, LineCounters
 from ..model.numerics import BufferCheck, KernelNumerics, NumericsReport
 from ..model.profile import KernelRef, Profile
 from ..model.records import json_float
@@ -85,4 +87,51 @@ def numerics_from_json(data: dict[str, Any]) -> NumericsReport:
         post_grad_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("post_grad_error") or {}).items()},
         fx_error={g: {n: float(v) for n, v in m.items()} for g, m in (data.get("fx_error") or {}).items()},
         notes=list(data.get("notes", [])), edited=list(data.get("edited", [])),
+    )
+
+
+_KERNEL_FIGURES = ("duration_ns", "memory_sol", "compute_sol", "dram_percent", "l2_percent", "l1_percent",
+                   "dram_bandwidth", "l2_bandwidth", "l1_bandwidth", "achieved_occupancy", "theoretical_occupancy")
+_KERNEL_COUNTS = ("registers", "shared_memory", "grid", "block", "samples", "instructions")
+
+
+@slots.counters_json.fill
+def counters_to_json(r: CountersReport) -> dict[str, Any]:
+    def kernel(k: KernelCounters) -> dict[str, Any]:
+        return {"kernel": k.kernel, "graph": k.graph, "name": k.name, "device": k.device, "bound_by": k.bound_by,
+                **{name: getattr(k, name) for name in _KERNEL_FIGURES + _KERNEL_COUNTS},
+                "stalls": k.stalls,
+                "lines": [{"line": ln.line, "file": ln.file, "samples": ln.samples, "not_issued": ln.not_issued,
+                           "instructions": ln.instructions, "stalls": ln.stalls, "text": ln.text} for ln in k.lines]}
+
+    return {
+        "device": r.device, "tool": r.tool, "command": r.command, "created": r.created, "wall_s": r.wall_s,
+        "kernels": [kernel(k) for k in r.kernels], "failed": r.failed,
+        "post_grad_samples": r.post_grad_samples, "fx_node_samples": r.fx_node_samples,
+        "line_samples": [[file, line, samples] for (file, line), samples in r.line_samples.items()],
+    }
+
+
+def counters_from_json(data: dict[str, Any]) -> CountersReport:
+    def line(d: dict[str, Any]) -> LineCounters:
+        return LineCounters(line=int(d["line"]), file=d.get("file"), samples=int(d.get("samples", 0)),
+                            not_issued=int(d.get("not_issued", 0)), instructions=int(d.get("instructions", 0)),
+                            stalls={str(k): int(v) for k, v in (d.get("stalls") or {}).items()},
+                            text=str(d.get("text", "")))
+
+    def kernel(d: dict[str, Any]) -> KernelCounters:
+        return KernelCounters(kernel=str(d["kernel"]), name=str(d.get("name", d["kernel"])), graph=d.get("graph"),
+                              device=str(d.get("device", "")), lines=[line(x) for x in d.get("lines", [])],
+                              **{name: float(d.get(name, 0.0)) for name in _KERNEL_FIGURES},
+                              **{name: int(d.get(name, 0)) for name in _KERNEL_COUNTS})
+
+    def per_graph(value: Any) -> dict[str, dict[str, float]]:
+        return {g: {n: float(v) for n, v in m.items()} for g, m in (value or {}).items()}
+
+    return CountersReport(
+        kernels=[kernel(k) for k in data.get("kernels", [])], failed=dict(data.get("failed") or {}),
+        device=str(data.get("device", "")), tool=str(data.get("tool", "")), command=str(data.get("command", "")),
+        created=str(data.get("created", "")), wall_s=float(data.get("wall_s", 0.0)),
+        post_grad_samples=per_graph(data.get("post_grad_samples")), fx_node_samples=per_graph(data.get("fx_node_samples")),
+        line_samples={(str(f), int(n)): float(v) for f, n, v in data.get("line_samples", [])},
     )

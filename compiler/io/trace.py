@@ -21,7 +21,8 @@ from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCa
 from ..model.wrapper_fx import WrapperFx, WrapperFxNode
 from . import dynamo as dynamo_json
 from . import sympy_text as sympy_io
-from .reports import numerics_from_json, numerics_to_json, profile_from_json, profile_to_json
+from .reports import (counters_from_json, counters_to_json, numerics_from_json, numerics_to_json, profile_from_json,
+                      profile_to_json)
 
 SCHEMA = "inductor-explorer/trace"
 VERSION = 2
@@ -197,6 +198,7 @@ def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
         "graphs": [_lazy(g) if lazy else _graph(g) for g in c.graphs],
         "profiles": [profile_to_json(p) for p in c.profiles],
         "numerics": [numerics_to_json(r) for r in c.numerics],
+        "counters": [counters_to_json(r) for r in c.counter_reports],
         **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
         **({"origin": _jsonable(c.origin)} if c.origin else {}),
     }
@@ -251,6 +253,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             sources={f: {int(k): str(v) for k, v in lines.items()} for f, lines in (data.get("sources") or {}).items()},
             profiles=[profile_from_json(p) for p in data.get("profiles") or []],
             numerics=[numerics_from_json(r) for r in data.get("numerics") or []],
+            counter_reports=[counters_from_json(r) for r in data.get("counters") or []],
             library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
             dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
         )

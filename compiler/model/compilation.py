@@ -33,6 +33,7 @@ class Compilation(Rendered):
     sources: dict[str, dict[int, str]] = field(default_factory=dict)
     profiles: list[Any] = field(default_factory=list)  # every c.profile() taken, oldest first
     numerics: list[Any] = field(default_factory=list)  # every c.check_numerics() report, oldest first
+    counter_reports: list[Any] = field(default_factory=list)  # every c.counters() / k.counters(), oldest first
     library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
     dynamo: DynamoStage = field(default_factory=DynamoStage)  # guards, graph breaks, symbols, recompiles
     origin: dict[str, Any] = field(default_factory=dict)  # where a loaded one came from: log, rank, compile id
@@ -120,6 +121,17 @@ class Compilation(Rendered):
         The report is kept in ``numerics``."""
         report = slots.check_numerics(self, reference, rtol, atol, edits)
         self.numerics.append(report)
+        return report
+
+    def counters(self, kernels: Any = None, top: int = 10) -> Any:
+        """Hardware counters (Nsight Compute) of Triton kernels: per kernel the speed-of-light throughputs,
+        bandwidths, occupancy, resources and what bounds it; per kernel line the warp stalls by reason,
+        rolled up to post-grad nodes, FX nodes and your lines. ``kernels``: Kernel objects or ids (default:
+        the ``top`` slowest of the newest profile, or the first ``top`` Triton kernels without one). Each
+        kernel runs in a worker process under ``ncu`` on inputs of its real shapes (GPU with Nsight
+        Compute). The CountersReport is kept in ``counter_reports``."""
+        report = slots.counters(self, kernels=kernels, top=top)
+        self.counter_reports.append(report)
         return report
 
     def features(self, system: str | None = None) -> list[Any]:

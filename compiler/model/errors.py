@@ -25,3 +25,8 @@ class TraceFormatError(ValueError):
 class TraceLoadError(ValueError):
     """A TORCH_TRACE path that cannot be read at all (missing, no logs, not a log); what can be read
     of a damaged log is kept and its problems reported instead."""
+
+
+class CountersUnavailable(RuntimeError):
+    """Hardware counters cannot be taken here: no GPU compilation, no Nsight Compute, or no permission
+    to read the GPU's performance counters. The message says which, and what to do."""

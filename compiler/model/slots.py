@@ -71,12 +71,14 @@ profile: Action[Callable[..., Any]] = Action("c.profile()", "runs")
 check_numerics: Action[Callable[..., Any]] = Action("c.check_numerics()", "runs")
 check_determinism: Action[Callable[..., Any]] = Action("c.check_determinism()", "runs")
 measure_memory: Action[Callable[..., Any]] = Action("g.memory.measure()", "runs")
+counters: Action[Callable[..., Any]] = Action("c.counters()", "runs")
 # io/: JSON and files
 trace_json: Action[Callable[..., Any]] = Action("c.to_json()", "io")
 write_json: Action[Callable[..., Any]] = Action("save()", "io")
 traceset_json: Action[Callable[..., Any]] = Action("ts.to_json()", "io")
 rank_summary_json: Action[Callable[..., Any]] = Action("RankSummary.to_json()", "io")
 chrome_trace: Action[Callable[..., Any]] = Action("Profile.chrome_trace()", "io")
+counters_json: Action[Callable[..., Any]] = Action("CountersReport.to_json()", "io")
 # render/: summaries that are not one object's rendering
 html_summary: Action[Callable[..., str]] = Action("the compilation summary", "render")
 

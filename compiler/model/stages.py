@@ -152,6 +152,15 @@ class Kernel(Rendered):
         original's inputs, compare outputs and bench both. Errors come back in the result."""
         return slots.edit_kernel(self, new_source, bench=bench)
 
+    def counters(self) -> Any:
+        """This kernel's hardware counters (Nsight Compute, see ``Compilation.counters``); the report is
+        kept in the compilation's ``counter_reports``."""
+        compilation = getattr(self.graph, "compilation", None)
+        if compilation is None:
+            raise RuntimeError(f"kernel {self.id} belongs to no compilation; take counters through one "
+                               "(c.counters(kernels=[...]))")
+        return compilation.counters(kernels=[self]).kernel(self)
+
     def __repr__(self) -> str:
         return (f"Kernel({self.id}: {self.language}, {len(self.lines)} lines, group={self.group}, "
                 f"nodes={self.post_grad_nodes})")

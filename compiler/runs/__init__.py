@@ -1,10 +1,10 @@
 """What we learn by running the compiled program: kernel timing against the device's limits (bench),
-time in place (profile), each kernel against eager (numerics), determinism, measured memory, and kernel
-edits checked in a worker process.
+time in place (profile), each kernel against eager (numerics), determinism, measured memory, hardware
+counters per kernel line (Nsight Compute, in a worker), and kernel edits checked in a worker process.
 
 These work on the live Compilation (the process that compiled it); each returns a report. Each module
 fills its action slot of the model (compiler/model/slots.py) when imported here, so ``c.profile()``
 and friends reach it without the model importing this room.
 """
 
-from . import bench, determinism, edit, memory_measure, numerics, profile  # noqa: F401 - each fills its slots
+from . import bench, counters, determinism, edit, memory_measure, numerics, profile  # noqa: F401 - each fills its slots
