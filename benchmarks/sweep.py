@@ -59,7 +59,7 @@ def _summary(result: explorer.Sweep) -> dict:
     return {"wall_s": result.wall_s, "workers": result.workers, "best": result.best,
             "rows": [{"settings": r.settings, "status": r.status, "error": r.error, "compile_s": r.compile_s,
                       "run_ms": r.run_ms, "peak_bytes": r.peak_bytes, "ok": r.ok, "kernels": r.kernels, "gpu": r.gpu,
-                      "worker": r.worker, "wall_s": r.wall_s} for r in result.rows]}
+                      "worker": r.worker, "wall_s": r.wall_s, "stage_s": r.stage_s} for r in result.rows]}
 
 
 def main() -> None:
@@ -98,6 +98,10 @@ def main() -> None:
         "plain_per_point_s": statistics.mean(plain), "plain_s": plain,
     }
     figures["per_point_ratio"] = figures["one_worker_per_point_s"] / figures["plain_per_point_s"]
+    stages = sorted({stage for r in one.rows for stage in r.stage_s})
+    figures["point_stage_s_median"] = {stage: statistics.median(r.stage_s.get(stage, 0.0) for r in one.rows)
+                                       for stage in stages}
+    console.print("inside a point (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in figures["point_stage_s_median"].items()))
     console.print(f"sweep on {len(every.workers)} workers: {every.wall_s:.1f} s; on 1 worker: {one.wall_s:.1f} s; "
                   f"ratio {figures['wall_ratio']:.2f}")
     console.print(f"per point: sweep (1 worker, wall / points) {figures['one_worker_per_point_s']:.2f} s, inside the worker "

@@ -5,7 +5,9 @@
 Compiles a memory-bound softmax and a compute-bound matmul with a fused bias + GELU epilogue (native
 Triton matmul), saves both traces, profiles every Triton kernel of both in one ``ncu --set full
 --import-source yes`` run (compiler/runs/counters_worker.py launches each once) and writes ncu's own
-CSV exports next to the report: the details page and the source page (``cuda,sass``) per kernel.
+CSV exports next to the report: the details page and the source page (``cuda,sass``) per kernel. Then
+measures both again through ``c.counters()`` and saves each trace with its counters
+(``<name>.counters.json.gz``): what examples/11_counters.ipynb shows on a machine without a GPU.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def compilations() -> dict[str, object]:
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     jobs = []
-    for name, c in compilations().items():
+    measured = compilations()
+    for name, c in measured.items():
         c.save(out / f"{name}.json")
         for k in c.kernels:
             if k.language in ("triton", "template"):
@@ -72,6 +75,9 @@ def main(out: Path) -> None:
         done = subprocess.run([ncu, "-i", rep, *args], capture_output=True, text=True)
         (out / file).write_text(done.stdout + (f"\n#STDERR rc={done.returncode}\n{done.stderr}" if done.returncode or done.stderr else ""))
         print(file, done.returncode, len(done.stdout), done.stderr[:300], flush=True)
+    for name, c in measured.items():
+        c.counters()
+        c.save(out / f"{name}.counters.json.gz")
 
 
 if __name__ == "__main__":

@@ -21,4 +21,4 @@ def test_points_run_one_per_gpu_with_measured_peaks():
     for row in result.rows:
         assert row.peak_bytes > 0, row
         assert row.ok is not False and row.kernels >= 1, (row, row.max_error)
-        assert result[row.index].device == "cuda:0"  # what the pinned worker saw
+        assert result[row.index].device == "cuda"  # the point opens as a GPU compilation

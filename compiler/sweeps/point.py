@@ -92,9 +92,12 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
                            "worker": options.get("worker", f"pid {os.getpid()}"), "gpu": gpu_label()}
     trace = None
     compilation = None
+    marks: list[tuple[str, float]] = [("load", started)]
 
     def enter(stage: str) -> None:
         row["stage"] = stage
+        if ":" not in stage:  # "compile: lowering" is inside compile
+            marks.append((stage, time.perf_counter()))
         if on_stage is not None:
             on_stage(stage)
 
@@ -133,7 +136,9 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         row["traceback"] = traceback.format_exc(limit=-8)
     if row["status"] == "failed" and compilation is not None and trace is None:
         trace = _partial_trace(compilation, row)
-    row["wall_s"] = round(time.perf_counter() - started, 4)
+    ended = time.perf_counter()
+    row["wall_s"] = round(ended - started, 4)
+    row["stage_s"] = {stage: round(end - begin, 4) for (stage, begin), (_, end) in zip(marks, marks[1:] + [("", ended)])}
     return {"row": row, "trace": trace}
 
 

@@ -48,6 +48,7 @@ class SweepRow:
     worker: str = ""
     gpu: str = ""
     wall_s: float | None = None  # the point's time in its worker, everything included
+    stage_s: dict[str, float] = field(default_factory=dict)  # where that time went: load, compile, profile, ...
     traceback: str = ""
 
     @property
