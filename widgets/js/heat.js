@@ -1,7 +1,8 @@
-// Heat: colours for measured values (time from a profile, error from a numerics report), the
-// "colour by" control of the graph views and the legend that says what a colour means.
-// Time is linear from 0 to the largest value on screen (shares add up); error is logarithmic
-// over six decades below the largest, since relative errors span orders of magnitude.
+// Heat: colours for measured values (time from a profile, error from a numerics report, warp stall
+// samples from hardware counters), the "colour by" control of the graph views and the legend that
+// says what a colour means. Time and stalls are linear from 0 to the largest value on screen (shares
+// add up); error is logarithmic over six decades below the largest, since relative errors span
+// orders of magnitude.
 
 import { h, clear } from "./dom.js";
 
@@ -20,10 +21,11 @@ export function heatLevel(kind, value, max) {
   return Math.min(1, Math.max(0, value / max));
 }
 
-/** The colour of a level: pale yellow to red for time, pale lilac to magenta for error. */
+/** The colour of a level: pale yellow to red for time, pale lilac to magenta for error, pale cyan to blue for stalls. */
 export function heatColor(kind, level) {
   const t = Math.min(1, Math.max(0, level));
   if (kind === "error") return `hsl(${Math.round(275 + 45 * t)}, 80%, ${Math.round(90 - 38 * t)}%)`;
+  if (kind === "stalls") return `hsl(${Math.round(185 + 40 * t)}, 85%, ${Math.round(88 - 36 * t)}%)`;
   return `hsl(${Math.round(52 - 52 * t)}, 95%, ${Math.round(86 - 34 * t)}%)`;
 }
 
@@ -69,11 +71,12 @@ export function nodeHeat(kind, values) {
 /** A gradient bar with the scale's ends, for `kind` with top value `top`. */
 export function heatLegend(kind, top) {
   const stops = [0, 0.25, 0.5, 0.75, 1].map((t) => `${heatColor(kind, t)} ${t * 100}%`).join(", ");
-  const low = kind === "error" ? (Number.isFinite(top) && top > 0 ? formatError(top / 10 ** ERROR_DECADES) : "0") : "0 ms";
-  const high = kind === "error" ? `${formatError(top)} max rel` : `${formatMs(top)} ms`;
+  const low = kind === "error" ? (Number.isFinite(top) && top > 0 ? formatError(top / 10 ** ERROR_DECADES) : "0") : kind === "stalls" ? "0" : "0 ms";
+  const high = kind === "error" ? `${formatError(top)} max rel` : kind === "stalls" ? `${Math.round(top)} samples` : `${formatMs(top)} ms`;
+  const titles = { error: "max relative error, log scale", stalls: "warp stall samples (Nsight Compute), linear", time: "time per run, linear" };
   return h(
     "span",
-    { class: "ie-legend", "data-heat-kind": kind, title: kind === "error" ? "max relative error, log scale" : "time per run, linear" },
+    { class: "ie-legend", "data-heat-kind": kind, title: titles[kind] || titles.time },
     h("span", { class: "ie-muted" }, low),
     h("span", { class: "ie-legend-bar", style: `background: linear-gradient(to right, ${stops})` }),
     h("span", { class: "ie-muted" }, high),
@@ -102,7 +105,7 @@ export function colourByControl(heats, apply) {
   return h("span", { class: "ie-colour-control" }, h("span", { class: "ie-muted" }, "colour by"), select, legendBox);
 }
 
-/** The heats a graph stage can show: time and error of `kind` nodes of graph `graph`. */
+/** The heats a graph stage can show: time, error and stalls of `kind` nodes of graph `graph`. */
 export function graphHeats(reports, graph, kind) {
   const heats = new Map();
   if (!reports) return heats;
@@ -110,5 +113,7 @@ export function graphHeats(reports, graph, kind) {
   if (times.size) heats.set("time", nodeHeat("time", times));
   const errors = reports.nodeErrors(graph, kind);
   if (errors.size) heats.set("error", nodeHeat("error", errors));
+  const stalls = reports.nodeStalls(graph, kind);
+  if (stalls.size) heats.set("stalls", nodeHeat("stalls", stalls));
   return heats;
 }

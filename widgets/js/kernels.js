@@ -12,6 +12,8 @@ import { ListNav } from "./keys.js";
 import { chip } from "./stages.js";
 import { kernelFacts } from "./kernelfacts.js";
 import { formatError, formatMs, formatShare, heatColor, heatLevel, scaleTop } from "./heat.js";
+import { num } from "./reports.js";
+import { stallTitle } from "./measures.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -25,7 +27,12 @@ const COLUMNS = [
   { id: "user_lines", label: "user lines", value: (r) => r.userLines, num: true, title: "lines of your source it comes from" },
   { id: "time", label: "time", value: (r) => (r.time ? r.time.ms : null), num: true, needs: "time", title: "ms per run, and share of the profiled total" },
   { id: "error", label: "error", value: (r) => (r.error ? r.error.max_rel : null), num: true, needs: "error", title: "max relative error against the reference (numerics report)" },
+  { id: "bound", label: "bound by", value: (r) => (r.counters ? r.counters.bound_by : null), needs: "counters", title: "what limits the kernel (Nsight Compute): memory or compute when its speed of light is at 60% of peak or more, else latency" },
+  { id: "sol", label: "SOL", value: (r) => (r.counters ? Math.max(num(r.counters.memory_sol) || 0, num(r.counters.compute_sol) || 0) : null), num: true, needs: "counters", title: "speed of light: memory (upper bar) and compute (lower bar) throughput, % of the device's peak (Nsight Compute)" },
 ];
+
+const HAS = { time: "hasTime", error: "hasError", counters: "hasCounters" };
+const WIDTH = { id: "minmax(12em, 1fr)", time: "12em", error: "9em", bound: "6.2em", sol: "8.5em" };
 
 function compare(a, b) {
   if (typeof a === "number" && typeof b === "number") return Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b;
@@ -72,13 +79,15 @@ export class KernelsStage {
         userLines: list(k.user_lines).length,
         time: reports ? reports.kernelTime(graph, id) : null,
         error: reports ? reports.kernelError(graph, id) : null,
+        counters: reports ? reports.kernelCounters(graph, id) : null,
         firstDivergent: Boolean(first && first.kernel === id && (first.graph === null || first.graph === graph)),
         search: [id, k.name, ...list(k.post_grad_nodes), ...list(k.fx_nodes)].join("\u0000").toLowerCase(),
       };
     });
     this.hasTime = this.rows.some((r) => r.time);
     this.hasError = this.rows.some((r) => r.error);
-    this.columns = COLUMNS.filter((c) => !c.needs || (c.needs === "time" ? this.hasTime : this.hasError));
+    this.hasCounters = this.rows.some((r) => r.counters);
+    this.columns = COLUMNS.filter((c) => !c.needs || this[HAS[c.needs]]);
     this.timeTop = scaleTop(this.rows.map((r) => (r.time ? r.time.ms : null)));
     this.errorTop = scaleTop(this.rows.map((r) => (r.error ? r.error.max_rel : null)));
     this.sort = { column: null, dir: 1 };
@@ -89,7 +98,7 @@ export class KernelsStage {
     this.marks = { lines: new Set(), selected: null };
 
     this.root = h("div", { class: "ie-stage ie-kernels-stage", "data-stage": "kernels" });
-    this.root.style.setProperty("--ie-kcols", this.columns.map((c) => (c.id === "id" ? "minmax(12em, 1fr)" : c.id === "time" ? "12em" : c.id === "error" ? "9em" : "4.6em")).join(" "));
+    this.root.style.setProperty("--ie-kcols", this.columns.map((c) => WIDTH[c.id] || "4.6em").join(" "));
     this.info = h("span", { class: "ie-muted ie-kcount" });
     this.root.appendChild(this._toolbar());
     this.headCells = new Map();
@@ -178,6 +187,10 @@ export class KernelsStage {
           return this._timeCell(r);
         case "error":
           return this._errorCell(r);
+        case "bound":
+          return r.counters ? h("span", { class: `ie-kcol-bound ie-bound-${r.counters.bound_by}`, "data-bound": r.counters.bound_by }, r.counters.bound_by) : h("span", { class: "ie-muted", title: "no counters taken" }, "–");
+        case "sol":
+          return this._solCell(r);
         default:
           return h("span");
       }
@@ -202,6 +215,20 @@ export class KernelsStage {
       h("span", { class: "ie-num ie-kms" }, formatMs(r.time.ms)),
       h("span", { class: "ie-bar" }, h("span", { class: "ie-bar-fill", style: `width: ${width.toFixed(1)}%; background: ${heatColor("time", level)}` })),
       h("span", { class: "ie-num ie-muted ie-kshare" }, formatShare(r.time.fraction)),
+    );
+  }
+
+  _solCell(r) {
+    const c = r.counters;
+    if (!c) return h("span", { class: "ie-kcol-sol ie-muted", title: "no counters taken" }, "–");
+    const memory = num(c.memory_sol) || 0;
+    const compute = num(c.compute_sol) || 0;
+    const bar = (kind, value) => h("span", { class: "ie-sol-bar" }, h("span", { class: `ie-sol-fill ie-sol-${kind}`, style: `width: ${Math.min(100, value).toFixed(1)}%` }));
+    return h(
+      "span",
+      { class: "ie-kcol-sol", "data-memory": String(memory), "data-compute": String(compute), title: `memory ${memory.toFixed(1)}% · compute ${compute.toFixed(1)}% of peak; ${(num(c.duration_ns) / 1e3).toFixed(2)} us under Nsight Compute` },
+      bar("memory", memory),
+      bar("compute", compute),
     );
   }
 
@@ -257,9 +284,24 @@ export class KernelsStage {
         onLineClick: (n) => this.ctx.select({ kind: "kernel_line", id, line: n }),
       });
       clear(sourceBox).appendChild(this.source.root);
+      this._stallHeat(id);
       this.source.mark(this.marks.lines, this.marks.selected);
       if (this.marks.scroll) this.source.scrollTo(this.marks.scroll);
       this.ir = attachIr(sourceBox, k, parts.ir, this.ctx, this.marks);
+    });
+  }
+
+  /** Warp stall samples (hardware counters) on the kernel's own source lines, as a gutter of heat. */
+  _stallHeat(id) {
+    const stalls = this.ctx.reports ? this.ctx.reports.kernelLineStalls(this.ctx.graphId, id) : null;
+    if (!stalls || !stalls.lines.size) return;
+    const top = scaleTop([...stalls.lines.values()].map((line) => num(line.samples)));
+    this.source.decorate((n) => {
+      const line = stalls.lines.get(n);
+      const samples = line ? num(line.samples) || 0 : 0;
+      if (!samples) return h("span", { class: "ie-line-heat ie-heat-gutter" });
+      const color = heatColor("stalls", heatLevel("stalls", samples, top) ?? 0);
+      return h("span", { class: "ie-line-heat ie-heat-gutter ie-heat", style: `background: ${color}`, "data-samples": String(samples), title: stallTitle(line, stalls.total) });
     });
   }
 

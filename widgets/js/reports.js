@@ -1,7 +1,8 @@
-// What running the compiled program measured: a profile (c.profile()) and a numerics report
-// (c.check_numerics()), both top-level lists of the trace (compiler/SCHEMA.md), newest last.
-// One Reports object holds the pair on screen (the newest of each unless the user picks another)
-// and answers, by the ids every view already has, "how long did this take" and "how far off is it".
+// What running the compiled program measured: a profile (c.profile()), a numerics report
+// (c.check_numerics()) and hardware counters (c.counters()), top-level lists of the trace
+// (compiler/SCHEMA.md), newest last. One Reports object holds what is on screen (the newest of each
+// unless the user picks another) and answers, by the ids every view already has, "how long did this
+// take", "how far off is it" and "where did its warps stall".
 
 import { userLineKey } from "./model.js";
 
@@ -36,11 +37,27 @@ const byGraphKernel = (rows) => {
   return map;
 };
 
+/** Line number -> counters of one kernel's own source lines (library lines inlined into it are left out). */
+function ownLines(row) {
+  const lines = new Map();
+  for (const line of list(row.lines)) if (line && (line.file === null || line.file === undefined)) lines.set(Number(line.line), line);
+  return lines;
+}
+
 export class Reports {
-  /** @param {Array} profiles the trace's `profiles` (or []) @param {Array} numerics its `numerics` */
-  constructor(profiles, numerics, choice = {}) {
+  /** @param {Array} profiles the trace's `profiles` (or []) @param {Array} numerics its `numerics` @param {Array} counters its `counters` */
+  constructor(profiles, numerics, choice = {}, counters = []) {
     this.profiles = list(profiles);
     this.numerics = list(numerics);
+    this.counterReports = list(counters);
+    // Every kernel's newest counters, whichever report measured it (k.counters() measures one at a time).
+    this._counters = new Map();
+    for (const report of this.counterReports) for (const row of list(obj(report).kernels)) this._counters.set(`${row.graph}\u0000${row.kernel}`, row);
+    this.counters = this.counterReports.length ? obj(this.counterReports[this.counterReports.length - 1]) : null;
+    this._lineSamples = new Map();
+    for (const row of list(this.counters && this.counters.line_samples)) {
+      if (Array.isArray(row) && row.length >= 3) this._lineSamples.set(userLineKey(row[0], row[1]), num(row[2]));
+    }
     this.profileIdx = this._pick(choice.profile, this.profiles.length);
     this.numericsIdx = this._pick(choice.numerics, this.numerics.length);
     this.profile = this.profileIdx >= 0 ? obj(this.profiles[this.profileIdx]) : null;
@@ -65,6 +82,39 @@ export class Reports {
 
   get hasError() {
     return this.report !== null;
+  }
+
+  get hasCounters() {
+    return this._counters.size > 0;
+  }
+
+  /** The counters row of a kernel (SCHEMA.md: duration_ns, memory_sol, compute_sol, bound_by, stalls, lines...), or null. */
+  kernelCounters(graph, kernel) {
+    return this._counters.get(`${graph}\u0000${kernel}`) || null;
+  }
+
+  /** Line -> {samples, not_issued, instructions, stalls, text} of a kernel's own source, with the kernel's total. */
+  kernelLineStalls(graph, kernel) {
+    const row = this.kernelCounters(graph, kernel);
+    return row ? { total: num(row.samples) || 0, lines: ownLines(row) } : null;
+  }
+
+  /** Node name -> warp stall samples of one graph's `fx` or `post_grad` nodes (the newest counters report). */
+  nodeStalls(graph, kind) {
+    const key = kind === "fx" ? "fx_node_samples" : "post_grad_samples";
+    return this._numbers(this.counters && obj(this.counters[key])[graph]);
+  }
+
+  /** Warp stall samples on one user line (the newest counters report), or null. */
+  lineSamples(file, line) {
+    const v = this._lineSamples.get(userLineKey(file, line));
+    return v === undefined ? null : v;
+  }
+
+  get maxLineSamples() {
+    let max = 0;
+    for (const v of this._lineSamples.values()) if (Number.isFinite(v) && v > max) max = v;
+    return max;
   }
 
   /** Total device time per run of the profile on screen (ms), the share every time is of. */
@@ -150,6 +200,6 @@ export class Reports {
 export async function loadReports(store, choice) {
   const parts = new Set(list(store.summary && store.summary.parts));
   const get = (key) => (parts.has(key) ? store.get(key).catch(() => []) : Promise.resolve([]));
-  const [profiles, numerics] = await Promise.all([get("profiles"), get("numerics")]);
-  return new Reports(profiles, numerics, choice);
+  const [profiles, numerics, counters] = await Promise.all([get("profiles"), get("numerics"), get("counters")]);
+  return new Reports(profiles, numerics, choice, counters);
 }

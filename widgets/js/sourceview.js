@@ -46,7 +46,10 @@ export class SourceView {
       label: options.label || "source",
       minRows: 0,
     });
-    this.list.onRow = (i, el) => this._style(i + 1, el);
+    this.list.onRow = (i, el) => {
+      this._style(i + 1, el);
+      this._decorate(i + 1, el);
+    };
     this.root = this.list.root;
     requestAnimationFrame(() => this.list.render());
   }
@@ -66,6 +69,20 @@ export class SourceView {
   _style(n, el) {
     el.classList.toggle("ie-lit", this.lit.has(n));
     el.classList.toggle("ie-selected", this.selected === n);
+  }
+
+  /** A mark in front of each line (a heat gutter): `decor(n)` returns an element or null. */
+  decorate(decor) {
+    this.decor = decor;
+    const built = this.virtual ? [...this.list.rows].map(([i, el]) => [i + 1, el]) : [...this.lines];
+    for (const [n, el] of built) this._decorate(n, el);
+  }
+
+  _decorate(n, el) {
+    const old = el.querySelector(":scope > .ie-line-heat");
+    if (old) old.remove();
+    const mark = this.decor ? this.decor(n) : null;
+    if (mark) el.insertBefore(mark, el.firstChild);
   }
 
   /** The element of line `n`, when it is built. */
