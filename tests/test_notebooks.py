@@ -116,6 +116,13 @@ EXPECTED = {
         "lines only in",
         "checked: the FX node with the most time is",
     ],
+    "11_counters.ipynb": [
+        "NVIDIA H200 with Nsight Compute",
+        "compute",  # the GELU epilogue
+        "top stall: long_sb",
+        "hottest line of your model: workloads.py:",
+        "checked: triton_poi_fused_add_addmm_view_3 is memory-bound",
+    ],
     "06_real_model.ipynb": [
         "GPT2LMHeadModel",
         "FX nodes:",
