@@ -5,7 +5,8 @@ Profiling (``-o REPORT ... python -m compiler.runs.counters_worker JOB RESULT``)
 worker: it answers for it (every kernel of the job done, as the worker would print and write) and
 writes the kernels' names as the report. Exports (``-i REPORT --page raw|source``) print the recorded
 CSV of those kernels, by name, in job order. ``FAKE_NCU_MODE=denied`` answers like a driver that
-refuses the performance counters.
+refuses the performance counters; ``FAKE_NCU_MODE=slow`` writes its pid to ``FAKE_NCU_PID`` and hangs
+after the first kernel, like a long replay, for a cancel to stop it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import io
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "counters"
@@ -43,6 +45,9 @@ def profile(args: list[str]) -> int:
     for item in job:
         print(f"counters-worker: {item['id']} done", flush=True)
         outcomes.append({"id": item["id"], "ok": True, "file": None})
+        if os.environ.get("FAKE_NCU_MODE") == "slow":
+            Path(os.environ["FAKE_NCU_PID"]).write_text(str(os.getpid()))
+            time.sleep(120)
     result.write_text(json.dumps({"ok": True, "kernels": outcomes}))
     return 0
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,24 @@ def test_counters_name_what_is_missing_and_keep_the_compilation_as_it_was(fake_n
     with pytest.raises(CountersUnavailable, match="`ncu` was not found"):
         c.counters()
     assert c.counter_reports == []
+
+
+def test_cancelling_stops_ncu_and_keeps_nothing(fake_ncu, monkeypatch, tmp_path):
+    c = _loaded("softmax")
+    monkeypatch.setenv("FAKE_NCU_MODE", "slow")
+    monkeypatch.setenv("FAKE_NCU_PID", str(tmp_path / "pid"))
+
+    def interrupt_after_the_first_kernel(step: progress.Step) -> None:
+        if step.stage == "profiling" and step.done == 1:
+            raise KeyboardInterrupt
+
+    started = time.perf_counter()
+    with pytest.raises(progress.Cancelled, match="cancelled during profiling"):
+        with progress.task("counters", interrupt_after_the_first_kernel):
+            c.counters()
+    assert time.perf_counter() - started < 60 and c.counter_reports == []
+    with pytest.raises(ProcessLookupError):  # the stand-in ncu is gone, not left hanging
+        os.kill(int((tmp_path / "pid").read_text()), 0)
 
 
 def test_counters_of_a_cpu_compilation_say_they_need_a_gpu(reduction_compilation):
