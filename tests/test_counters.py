@@ -75,7 +75,6 @@ def test_line_figures_sum_to_the_kernel_and_own_lines_are_the_kernels_source(par
         assert own, f"{k.name}: no line was recognised as the kernel's own source"
         for line in own:
             assert sources[k.name][line.line - 1].strip() == line.text
-        assert {line.file for line in k.lines if line.file} <= {f for f in {line.file for line in k.lines} if f}
     softmax = next(k for k in parsed if "softmax" in k.name)
     assert any(line.file and line.file.endswith("triton_helpers.py") for line in softmax.lines)  # inlined helpers kept apart
 
@@ -138,7 +137,8 @@ def test_counters_of_a_loaded_gpu_trace_roll_up_to_nodes_and_lines_and_survive_s
     text.print(report)
     shown = text.export_text()
     assert "latency" in shown and "hardware counters" in shown and k.kernel[:20] in shown
-    assert "long_sb" in report.kernels[0]._repr_html_() or "stall reasons" in report.kernels[0]._repr_html_()
+    page = report.kernels[0]._repr_html_()
+    assert f"<td>{next(iter(k.stalls))}</td>" in page and k.kernel in page
 
 
 def test_counters_name_what_is_missing_and_keep_the_compilation_as_it_was(fake_ncu, monkeypatch, tmp_path):
