@@ -121,10 +121,10 @@ def test_bad_requests_fail_before_any_worker(monkeypatch):
 
 
 def test_compile_magic_sweeps_toggles_of_a_cell():
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing.globalipapp import get_ipython
     from IPython.utils.capture import capture_output
 
-    shell = start_ipython()
+    shell = get_ipython()  # the test run's one shell (started here, or by an earlier test)
     shell.run_line_magic("load_ext", "explorer")
     shell.user_ns.update(torch=torch, a=torch.randn(4, 8))
     with capture_output():
@@ -147,8 +147,9 @@ def test_widget_opens_points_and_diffs_pairs(local_sweep):
     assert isinstance(w, SweepWidget) and w.pick == {"point": result.best}
     assert [r["key"] for r in w.sweep["rows"]] == ["p0", "p1", "p2", None]  # the failed point has no trace
     revision = w.revision
-    w.show_point(0)
-    assert w.revision == revision + 1 and w.summary["meta"]["toggles"] == {}
+    other = next(i for i in range(3) if i != result.best)  # a point not on screen yet
+    w.show_point(other)
+    assert w.revision == revision + 1 and w.summary["meta"]["toggles"] == CONFIGS[other]
     w.compare(0, 2)
     assert (w.diff["a"], w.diff["b"]) == ("matmul_relu[defaults]", "matmul_relu[inplace_buffers=False]")
     assert w.pick == {"point": 2} and w.summary["meta"]["toggles"] == {"inplace_buffers": False}
