@@ -9,7 +9,6 @@ import gzip
 import io
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -172,11 +171,10 @@ def test_cancelling_stops_ncu_and_keeps_nothing(fake_ncu, monkeypatch, tmp_path)
         if step.stage == "profiling" and step.done == 1:
             raise KeyboardInterrupt
 
-    started = time.perf_counter()
     with pytest.raises(progress.Cancelled, match="cancelled during profiling"):
         with progress.task("counters", interrupt_after_the_first_kernel):
             c.counters()
-    assert time.perf_counter() - started < 60 and c.counter_reports == []
+    assert c.counter_reports == []
     with pytest.raises(ProcessLookupError):  # the stand-in ncu is gone, not left hanging
         os.kill(int((tmp_path / "pid").read_text()), 0)
 

@@ -1,6 +1,5 @@
 """Hardware counters on the GPU machine (Nsight Compute installed): one kernel's figures agree with ncu
-run on its own over the same kernel, its line samples add up to its total, and the time stays inside
-what a notebook user waits for."""
+run on its own over the same kernel, and its line samples add up to its total."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -52,11 +50,7 @@ def _ncu_on_its_own(kernel, tmp: Path) -> dict[str, float]:
 
 def test_one_kernels_counters_agree_with_ncu_run_on_its_own(softmax, tmp_path):
     (kernel,) = [k for k in softmax.kernels if k.language == "triton"]
-    started = time.perf_counter()
-    k = kernel.counters()
-    elapsed = time.perf_counter() - started
-    print(f"\nk.counters(): {elapsed:.1f} s; {k!r}")
-    assert elapsed < 30, f"counters of one kernel took {elapsed:.1f} s"
+    k = kernel.counters()  # its time is a figure of benchmarks/counters.py, not an assertion
     own = _ncu_on_its_own(kernel, tmp_path)
     print(f"ncu on its own: {own}")
     for name, value in own.items():
