@@ -33,22 +33,26 @@ def test_ir_stages_of_real_kernels():
     assert c.graphs[0].timings["kernel_ir"] > 0
 
 
-def test_capture_leaves_the_disassembly_and_line_maps_for_first_use(monkeypatch, tmp_path):
-    """Capturing copies Triton's texts only: nvdisasm and the line maps run when k.ir is first read, or
-    for every kernel when the trace is saved."""
+def test_capture_leaves_the_disassembly_line_maps_and_wrapper_fx_for_first_use(monkeypatch, tmp_path):
+    """Capturing copies Triton's texts only: nvdisasm and the line maps run when k.ir is first read, and
+    the FX converter when g.wrapper.fx is; saving the trace does both for whatever is still pending."""
+    from compiler._torch import wrapper_fx as converter
     from compiler.build import sass
 
-    real = sass.disassemble
-    calls = []
+    real, calls = sass.disassemble, []
     monkeypatch.setattr(sass, "disassemble", lambda cubin: calls.append(1) or real(cubin))
+    real_convert, conversions = converter.convert, []
+    monkeypatch.setattr(converter, "convert", lambda planned: conversions.append(1) or real_convert(planned))
     x = torch.randn(1024, 1024, device="cuda")
     c = explorer.compile(workloads.reduction_with_pointwise, x)
     kernels = [k for k in c.kernels if k.language == "triton"]
     assert kernels and calls == [] and all(k.ir.pending is not None for k in kernels)
+    assert conversions == [] and c.graphs[0].wrapper.fx_pending is not None
     assert "sass" in kernels[0].ir.stages and len(calls) == 1 and kernels[0].ir.pending is None
     loaded = explorer.load(c.save(tmp_path / "trace.json"))
-    assert len(calls) == len(kernels)
+    assert len(calls) == len(kernels) and len(conversions) == 1
     assert all(k.ir.line_map for k in loaded.kernels if k.language == "triton")
+    assert [n.kernel for n in loaded.graphs[0].wrapper.fx.kind("kernel")] == [k.id for k in kernels]
 
 
 def test_kernels_of_a_later_compile_keep_their_ir(block):
@@ -80,7 +84,8 @@ def test_wrapper_fx_graph_of_the_transformer_block(block):
     assert fx.kind("extern") and all(n.kernel for n in fx.kind("extern"))
     assert fx.seconds < c.timings["total"]
     tables = len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)
-    explorer.compile(workloads.reduction_with_pointwise, torch.randn(64, 64, device="cuda"))
+    other = explorer.compile(workloads.reduction_with_pointwise, torch.randn(64, 64, device="cuda"))
+    assert other.graphs[0].wrapper.fx.built  # converting adds kernels to the side table, then removes them
     assert (len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)) == tables
 
 

@@ -53,6 +53,30 @@ def test_extern_graph_becomes_an_fx_graph_linked_to_kernels(extern_only):
     torch.testing.assert_close(fx.module(*args), chain(*args))  # the live GraphModule runs the wrapper
 
 
+def test_capture_leaves_the_conversion_for_first_read(monkeypatch, tmp_path):
+    """A capture keeps the planned wrapper only: Inductor's converter runs once, when g.wrapper.fx is first
+    read, or for every graph still pending when the trace is saved."""
+    from compiler._torch import wrapper_fx as converter
+
+    real, calls = converter.convert, []
+    monkeypatch.setattr(converter, "convert", lambda planned: calls.append(planned) or real(planned))
+
+    def project(x, w1, w2):
+        return (x @ w1) @ w2.t()
+
+    args = (torch.randn(4, 8), torch.randn(8, 6), torch.randn(3, 6))
+    first = explorer.compile(project, *args)
+    wrapper = first.graphs[0].wrapper
+    assert calls == [] and wrapper.fx_pending is not None
+    assert wrapper.fx.built and len(calls) == 1 and wrapper.fx_pending is None
+    assert wrapper.fx.kind("extern") and len(calls) == 1
+    second = explorer.compile(project, *args)
+    assert len(calls) == 1
+    loaded = explorer.load(second.save(tmp_path / "trace.json"))
+    assert len(calls) == 2 and loaded.graphs[0].wrapper.fx.built
+    assert second.graphs[0].wrapper.fx_pending is None
+
+
 def test_wrapper_fx_round_trips_and_renders(extern_only):
     c, _ = extern_only
     data = json.loads(json.dumps(c.to_json()))

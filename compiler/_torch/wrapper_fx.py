@@ -8,6 +8,11 @@ converter reads are exactly the ones the ordinary Python wrapper is written from
 no second codegen pass is needed: the converter runs on them once they are planned, and the user's
 compilation keeps running its Python wrapper.
 
+The conversion is not run inside the compile: ``plan`` keeps what the converter reads (the planned
+lines, the module prologue, the graph's inputs and outputs, the graph and fake mode it runs under, and
+whether kernels are tuned at compile time), and ``convert`` runs it when ``g.wrapper.fx`` is first read.
+Run inside the compile it cost more than the compile (it imports every kernel and waits for it).
+
 Side effects, each undone or bounded: the converter imports every Triton kernel a second time
 through ``PyCodeCache`` (Triton's on-disk cache makes that a load, not a compile) and registers the
 kernels in the higher-order-op kernel side table; the entries it added are removed afterwards, so the
@@ -22,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import time
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import torch
@@ -170,8 +176,49 @@ def kernels_with_python_functions() -> Iterator[None]:
         converter_class._import_kernel = original
 
 
-def convert(wrapper: Any) -> dict[str, Any]:
-    """Run Inductor's FxConverter on ``wrapper``'s planned lines.
+@dataclass
+class PlannedWrapper:
+    """What Inductor's FxConverter reads of one wrapper, kept from the moment its lines are planned."""
+
+    lines: list[Any]
+    dropped_lines: int  # text-only lines (size asserts) have no FX form
+    prologue: str
+    graph_inputs: Any
+    graph_outputs: Any
+    graph: Any  # the GraphLowering the converter reads through V.graph
+    fake_mode: Any
+    autotune_at_compile_time: Any
+
+
+def plan(wrapper: Any) -> PlannedWrapper:
+    """Called where the wrapper's lines are planned (inside the compile, under its V.graph)."""
+    from torch._inductor import config
+    from torch._inductor.virtualized import V
+
+    lines = [line for line in wrapper.lines if not isinstance(line, str)]
+    return PlannedWrapper(
+        lines=lines, dropped_lines=len(wrapper.lines) - len(lines),
+        prologue="\n".join([wrapper.imports.getvalue(), wrapper.header.getvalue()]),
+        graph_inputs=wrapper.get_graph_inputs(), graph_outputs=wrapper.get_graph_outputs(),
+        graph=V.graph, fake_mode=V.fake_mode,
+        autotune_at_compile_time=getattr(config.triton, "autotune_at_compile_time", None),
+    )
+
+
+@contextlib.contextmanager
+def _as_in_the_compile(planned: PlannedWrapper) -> Iterator[None]:
+    """The graph, fake mode and compile-time tuning setting the compile had when it planned the lines."""
+    from torch._inductor import config
+    from torch._inductor.virtualized import V
+
+    tuning = ({"triton.autotune_at_compile_time": planned.autotune_at_compile_time}
+              if planned.autotune_at_compile_time is not None else {})
+    with V.set_graph_handler(planned.graph), V.set_fake_mode(planned.fake_mode), config.patch(tuning):
+        yield
+
+
+def convert(planned: PlannedWrapper) -> dict[str, Any]:
+    """Run Inductor's FxConverter on a planned wrapper's lines.
 
     Returns {"status": "built", "module", "code", "nodes", "seconds", "dropped_lines"} or
     {"status": "unsupported" | "failed", "reason"}.
@@ -181,21 +228,19 @@ def convert(wrapper: Any) -> dict[str, Any]:
         return {"status": "unsupported",
                 "reason": "this torch has no FX wrapper codegen (torch._inductor.codegen.wrapper_fxir)"}
     started = time.perf_counter()
-    lines = [line for line in wrapper.lines if not isinstance(line, str)]
-    dropped = len(wrapper.lines) - len(lines)  # text-only lines (size asserts) have no FX form
     try:
-        converter = converter_class(
-            lines=lines, prologue="\n".join([wrapper.imports.getvalue(), wrapper.header.getvalue()]),
-            graph_inputs=wrapper.get_graph_inputs(), graph_outputs=wrapper.get_graph_outputs(),
-            subgms={}, is_subgraph=False,
-        )
-        refusal = _unsupported_kernel(converter, lines)
-        if refusal is not None:
-            return {"status": "unsupported", "reason": refusal}
-        with _kernel_table_restored(), kernels_with_python_functions():
-            gm = converter.generate()
-            nodes = _describe(gm)
+        with _as_in_the_compile(planned):
+            converter = converter_class(
+                lines=planned.lines, prologue=planned.prologue, graph_inputs=planned.graph_inputs,
+                graph_outputs=planned.graph_outputs, subgms={}, is_subgraph=False,
+            )
+            refusal = _unsupported_kernel(converter, planned.lines)
+            if refusal is not None:
+                return {"status": "unsupported", "reason": refusal}
+            with _kernel_table_restored(), kernels_with_python_functions():
+                gm = converter.generate()
+                nodes = _describe(gm)
     except Exception as error:
         return {"status": "failed", "reason": f"{type(error).__name__}: {str(error).strip()[:500]}"}
     return {"status": "built", "module": gm, "code": gm.code, "nodes": nodes,
-            "seconds": round(time.perf_counter() - started, 6), "dropped_lines": dropped}
+            "seconds": round(time.perf_counter() - started, 6), "dropped_lines": planned.dropped_lines}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._torch import fx_meta, runtime, triton_ir
+from .._torch import wrapper_fx as fx_converter
 from ..model import provenance
 from ..model.kernel_ir import KernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -48,7 +49,7 @@ class InnerRecord:
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
     memory: dict[str, Any] | None = None  # planned wrapper events (wrapper_ir.events) + Inductor's estimate
-    wrapper_fx: dict[str, Any] | None = None  # wrapper_fx.convert's result
+    wrapper_fx: fx_converter.PlannedWrapper | None = None  # converted when g.wrapper.fx is first read
     compiled_fn: Any = None
 
 
@@ -76,7 +77,8 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
         kernel_lines={line: k.id for k in kernels for line in k.wrapper_lines},
     )
     memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
-    wrapper.fx = wrapper_fx(record.wrapper_fx, kernels, loop_ir, memory)
+    if record.wrapper_fx is not None:
+        wrapper.fx_pending = functools.partial(_wrapper_fx, record.wrapper_fx, kernels, loop_ir, memory)
     graph = GraphCapture(
         index=index, kind=record.kind, dynamo_graph=record.dynamo_index, fx=fx, post_grad=post_grad,
         loop_ir=loop_ir, fused=fused, kernels=kernels, wrapper=wrapper, autotune=list(record.autotune),
@@ -89,6 +91,12 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
         {n.name: n.origins for n in loop_ir}, _pad_decisions_of(record),
     )
     return graph
+
+
+def _wrapper_fx(planned: fx_converter.PlannedWrapper, kernels: list[Kernel], loop_ir: list[LoopIRNode],
+                memory: Any) -> Any:
+    """g.wrapper.fx on first read: Inductor's converter run on the planned lines, linked to kernel ids."""
+    return wrapper_fx(fx_converter.convert(planned), kernels, loop_ir, memory)
 
 
 def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:

@@ -155,11 +155,12 @@ class _Recorder:
         self.current.provenance, self.current.kernel_traces = provenance_tables()
 
     def on_wrapper_planned(self, wrapper: Any) -> None:
-        """The wrapper's planned lines: its memory plan, Inductor's estimate and its FX form."""
+        """The wrapper's planned lines: its memory plan, Inductor's estimate, and what its FX form is made
+        from when first asked for."""
         if self.current is None:
             return
         self.current.memory = {**wrapper_ir.events(wrapper), "estimate": memory_estimate.estimate()}
-        self.current.wrapper_fx = wrapper_fx.convert(wrapper)
+        self.current.wrapper_fx = wrapper_fx.plan(wrapper)
 
     def on_node_lines(self, node_name: str, lines: list[str]) -> None:
         if self.current is not None:

@@ -180,9 +180,10 @@ def _lazy(g: GraphCapture) -> LazyGraph:
 def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
     """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts).
 
-    A whole trace holds every kernel's Triton IR, so the IR a live capture left pending (SASS, line
-    maps: built on first use) is built here first, in parallel, as a progress step."""
+    A whole trace holds every kernel's Triton IR and every wrapper's FX form, so what a live capture left
+    for first use (SASS, line maps, the FX conversion) is built here first, as progress steps."""
     if not lazy:
+        complete_wrapper_fx(c)
         complete_kernel_irs(c)
     out = {
         "schema": SCHEMA,
@@ -337,6 +338,14 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
         features=[_load_feature(f) for f in g.get("features", [])],
         memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
     )
+
+
+def complete_wrapper_fx(c: Compilation) -> None:
+    """Convert every wrapper still pending to FX (Inductor's converter, one graph after another)."""
+    pending = [g for g in c.graphs if g.wrapper.fx_pending is not None]
+    for done, graph in enumerate(pending):
+        progress.step("saving", done=done, total=len(pending), detail=f"the wrapper of {graph.id} as FX")
+        graph.wrapper.complete()
 
 
 def complete_kernel_irs(c: Compilation) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import sympy
 
@@ -171,6 +171,23 @@ class Wrapper(Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
     fx: Any = None  # WrapperFx (compiler/model/wrapper_fx.py): the same wrapper as an FX graph, or why not
+    # Set by a live capture: makes ``fx`` when it is first read (saving a trace reads it). Inductor's FX
+    # converter imports every kernel again and waits for it, which would cost a capture more than the
+    # compile itself, for a view few people open.
+    fx_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "fx":
+            object.__getattribute__(self, "complete")()
+        return object.__getattribute__(self, name)
+
+    def complete(self) -> Wrapper:
+        """Make ``fx`` now if it is still pending (what first reading it does)."""
+        pending = object.__getattribute__(self, "fx_pending")
+        if pending is not None:
+            object.__setattr__(self, "fx", pending())
+            object.__setattr__(self, "fx_pending", None)
+        return self
 
     def __repr__(self) -> str:
         return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"
