@@ -105,3 +105,44 @@ def test_gpu_views_render(trace):
     console.print(kernel.ir)
     text = console.file.getvalue()
     assert "measured" in text and "triton_kernel_wrapper_mutation" in text and "ptx" in text
+
+
+def test_saved_traces_pack_the_ir_and_unpack_it_when_read(tmp_path):
+    """A saved trace carries each kernel's IR texts and line maps as ``ir.packed``; loading leaves them
+    packed until a kernel's IR is read, and the views' kernel part unpacks a raw file's IR too."""
+    import json
+
+    from widgets.parts import TraceParts
+
+    original = explorer.load(FIXTURES / "gpu_transformer.json")
+    kernels = [k for k in _generated(original) if k.ir.stages]
+    path = original.save(tmp_path / "packed.json")
+    raw = json.loads(path.read_text())
+    saved = {k["id"]: k["ir"] for g in raw["graphs"] for k in g["kernels"] if k.get("ir")}
+    assert all("packed" in saved[k.id] and "stages" not in saved[k.id] for k in kernels)
+    unpacked_size = sum(len(json.dumps([k.ir.stages, k.ir.line_map])) for k in kernels)
+    assert sum(len(saved[k.id]["packed"]) for k in kernels) < unpacked_size / 3
+    loaded = explorer.load(path)
+    for before, after in zip(kernels, [k for k in _generated(loaded) if k.id in {k.id for k in kernels}]):
+        assert after.ir.pending is not None
+        assert after.ir.stages == before.ir.stages and after.ir.line_map == before.ir.line_map
+        assert after.ir.pending is None and after.ir.meta == before.ir.meta
+    gid = raw["graphs"][0]["id"]
+    first = next(k for k in kernels if k.id in {x["id"] for x in raw["graphs"][0]["kernels"]})
+    assert TraceParts(raw).get(f"{gid}/kernel/{first.id}")["ir"]["stages"] == first.ir.stages
+
+
+def test_a_packed_ir_that_does_not_decompress_says_so(tmp_path):
+    import json
+
+    from compiler import TraceFormatError
+
+    path = explorer.load(FIXTURES / "gpu_transformer.json").save(tmp_path / "packed.json")
+    raw = json.loads(path.read_text())
+    kernel = next(k for g in raw["graphs"] for k in g["kernels"] if "packed" in (k.get("ir") or {}))
+    kernel["ir"]["packed"] = "bm90IHpsaWI="
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(raw))
+    loaded = explorer.load(broken)
+    with pytest.raises(TraceFormatError, match="packed IR does not decompress"):
+        loaded.graphs[0].kernel(kernel["id"]).ir.stages

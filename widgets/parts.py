@@ -19,8 +19,10 @@ Part keys (``g0`` is a graph id):
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import zlib
 from typing import Any, Iterator, Mapping
 
 from .dynamo_digest import dynamo_digest
@@ -46,6 +48,15 @@ def _autotune(records: list[Any]) -> list[Any]:
         return {**record, "time_ms": str(t)} if isinstance(t, float) and not math.isfinite(t) else record
 
     return [finite(r) for r in records]
+
+
+def _unpacked(ir: Any) -> Any:
+    """A kernel's IR as views read it: a saved trace packs the texts and line maps into ``ir.packed``
+    (zlib-compressed JSON in base64, compiler/SCHEMA.md)."""
+    if not isinstance(ir, Mapping) or "packed" not in ir:
+        return ir
+    body = json.loads(zlib.decompress(base64.b64decode(ir["packed"])))
+    return {**{k: v for k, v in ir.items() if k != "packed"}, **body}
 
 
 class PartError(KeyError):
@@ -129,7 +140,7 @@ class TraceParts:
             kernel = self.kernel(gid, rest[len("kernel/"):])
             if kernel is None:
                 raise PartError(f"no kernel {rest[len('kernel/'):]!r} in graph {gid}")
-            return {k: kernel[k] for k in HEAVY_KERNEL_KEYS if k in kernel}
+            return {k: _unpacked(kernel[k]) if k == "ir" else kernel[k] for k in HEAVY_KERNEL_KEYS if k in kernel}
         make = {
             "fx": lambda: _nodes(graph.get("fx"), FX_NODE_KEYS),
             "post_grad": lambda: _nodes(graph.get("post_grad"), PG_NODE_KEYS),

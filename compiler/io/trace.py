@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
 import gc
+import json
 import sys
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
@@ -60,7 +64,7 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     }
 
 
-def _kernel(k: Kernel) -> dict[str, Any]:
+def _kernel(k: Kernel, packed: bool = False) -> dict[str, Any]:
     out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
@@ -71,7 +75,7 @@ def _kernel(k: Kernel) -> dict[str, Any]:
     if k.provenance_note:
         out["provenance_note"] = k.provenance_note
     if k.ir is not None:
-        out["ir"] = kernel_ir_to_json(k.ir)
+        out["ir"] = kernel_ir_to_json(k.ir, packed=packed)
     return out
 
 
@@ -116,11 +120,14 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 }
 
 
+# A whole trace (a file, a sweep point's trace) packs each kernel's IR texts; views read them unpacked.
+_WHOLE_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed=True) for k in g.kernels]}
+
 _OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory"}  # left out of a file when empty
 
 
 def _graph(g: GraphCapture) -> dict[str, Any]:
-    out = {key: make(g) for key, make in _GRAPH_FIELDS.items()}
+    out = {key: make(g) for key, make in _WHOLE_GRAPH_FIELDS.items()}
     return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
 
 
@@ -361,12 +368,32 @@ def complete_kernel_irs(c: Compilation) -> None:
 # ------------------------------------------------------------------------- parts kept as dataclass dicts
 
 
-def kernel_ir_to_json(ir: KernelIR) -> dict[str, Any]:
-    return to_dict(ir, skip=("pending",))
+_PACKED_KEYS = ("stages", "line_map")  # what ``packed`` holds (SCHEMA.md, "Packed Triton IR")
+
+
+def kernel_ir_to_json(ir: KernelIR, packed: bool = False) -> dict[str, Any]:
+    """``packed``: the IR texts and line maps as one zlib-compressed, base64 string (``ir.packed``): they
+    are most of a GPU trace (PTX, LLVM IR and SASS of every kernel) and compress about 8x."""
+    out = to_dict(ir, skip=("pending",))
+    if packed and any(out.get(key) for key in _PACKED_KEYS):
+        body = json.dumps({key: out.pop(key) for key in _PACKED_KEYS}, separators=(",", ":")).encode("utf-8")
+        out["packed"] = base64.b64encode(zlib.compress(body, 6)).decode("ascii")
+    return out
 
 
 def kernel_ir_from_json(data: dict[str, Any]) -> KernelIR:
-    return from_dict(KernelIR, data)
+    """A packed IR is unpacked when it is first read (loading a trace stays cheap)."""
+    if "packed" not in data:
+        return from_dict(KernelIR, data)
+    return KernelIR(pending=functools.partial(_unpacked_ir, data))
+
+
+def _unpacked_ir(data: dict[str, Any]) -> KernelIR:
+    try:
+        body = json.loads(zlib.decompress(base64.b64decode(data["packed"])))
+    except (ValueError, zlib.error) as error:
+        raise TraceFormatError(f"malformed trace: a kernel's packed IR does not decompress ({error})") from error
+    return from_dict(KernelIR, {**{k: v for k, v in data.items() if k != "packed"}, **body})
 
 
 def timeline_to_json(timeline: MemoryTimeline) -> dict[str, Any]:
