@@ -273,7 +273,7 @@ def test_a_trace_saved_as_gz_is_compressed_json_and_loads_back(tmp_path):
     fixture = Path(__file__).parent / "fixtures" / "gpu_transformer.json"
     c = explorer.load(fixture)
     plain, packed = c.save(tmp_path / "t.json"), c.save(tmp_path / "t.json.gz")
-    assert packed.read_bytes()[:2] == b"\x1f\x8b" and packed.stat().st_size * 4 < plain.stat().st_size
+    assert packed.read_bytes()[:2] == b"\x1f\x8b" and packed.stat().st_size * 2 < plain.stat().st_size  # IR texts are packed in both
     assert json.loads(gzip.decompress(packed.read_bytes())) == json.loads(plain.read_text())
     renamed = packed.rename(tmp_path / "renamed.json")  # told apart by content, not by name
     loaded = explorer.load(renamed)

@@ -268,3 +268,18 @@ def test_views_mark_library_lines_and_show_notes():
         assert not c.provenance().complete and c.provenance().missing[0].gaps == ("user_lines",)
     finally:
         kernel.user_lines, kernel.provenance_note = lines, None
+
+
+def test_backward_nodes_of_repeated_layers_link_within_their_layer():
+    """Every layer of a stack of identical blocks runs the same source lines: a backward node found by its
+    line links to the FX nodes of its own layer (its forward module), not of every layer."""
+    from tests.workloads import TransformerBlock
+
+    torch.manual_seed(0)
+    stack = nn.Sequential(*[TransformerBlock(dim=32, heads=2) for _ in range(3)])
+    c = explorer.compile(stack, torch.randn(2, 8, 32, requires_grad=True), backward=True)
+    backward = next(g for g in c.graphs if g.kind == "backward")
+    fx = {n.name: n for n in backward.fx.nodes}
+    linked = [n for n in backward.post_grad.nodes if n.fx]
+    spread = [n.name for n in linked if len({(fx[f].module or "").split(".")[0] for f in n.fx}) > 1]
+    assert linked and len(spread) <= len(linked) // 10, spread

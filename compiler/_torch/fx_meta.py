@@ -39,8 +39,9 @@ _INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 
 def module_path(node: torch.fx.Node) -> str | None:
     """The dotted path of the innermost nn.Module the node was traced in (``layers.3.attn``; ``""`` for the
-    root module), from Dynamo's ``nn_module_stack``; None when it was traced outside any module."""
-    stack = node.meta.get("nn_module_stack") or {}
+    root module), from Dynamo's ``nn_module_stack``; None when it was traced outside any module. A backward
+    node has the stack of the forward node it differentiates (``fwd_nn_module_stack``, AOT autograd's copy)."""
+    stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
     if not stack:
         return None
     innermost = list(stack.values())[-1]
