@@ -1,6 +1,7 @@
 # Two commands for a fresh machine:
 #   make demo   set up, compile the built-in example and print every stage
 #   make test   set up and run the test suite (CPU)
+# and `make docs` builds the documentation site into site/.
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -17,7 +18,7 @@ COMPAT_TESTS ?= -m "not gpu" tests
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo test lab gpu-test clean bundle compat real-models
+.PHONY: setup browser demo test docs lab gpu-test clean bundle compat real-models
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +39,11 @@ browser:
 
 test: setup browser
 	$(PY) -m pytest -m "not gpu" tests
+
+# The documentation site, into site/ (mkdocs.yml; warnings are errors). Notebook pages render the executed
+# copies that `make test` leaves in build/notebooks/; notebooks without a fresh copy are executed here.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 $(COMPAT_DIR)/torch-%/.installed: pyproject.toml
 	$(PYTHON) -m venv $(COMPAT_DIR)/torch-$*
@@ -77,4 +83,4 @@ gpu-test:
 	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu $(GPU_TESTS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache $(COMPAT_DIR)
+	rm -rf $(VENV) .pytest_cache $(COMPAT_DIR) site build/notebooks build/docs-notebooks build/mkdocs-jupyter-cache

@@ -1,11 +1,13 @@
 """inductor-explorer: every stage of torch.compile / TorchInductor as live, inspectable objects.
 
-    import explorer
-    c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
-    c.graphs[0].kernels[0].source
-    c            # in a notebook: the linked explorer view
-    s = explorer.sweep(fn_or_module, *example_inputs, grid={"max_autotune": [False, True]})  # one table
-    ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank][compile_id]
+```python
+import explorer
+c = explorer.compile(fn_or_module, *example_inputs, config={"deterministic": True})
+c.graphs[0].kernels[0].source
+c            # in a notebook: the linked explorer view
+s = explorer.sweep(fn_or_module, *example_inputs, grid={"max_autotune": [False, True]})  # one table
+ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank][compile_id]
+```
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -108,16 +105,6 @@ def two_rank_trace(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kernel_specs(tmp_path_factory):
     """A kernelspec that launches this interpreter (the venv's), not whatever `python3` is on PATH."""
-    from jupyter_client.kernelspec import KernelSpecManager  # notebook tests only: GPU machines lack it
+    from tests.notebook_runner import write_kernel_spec  # notebook tests only: GPU machines lack jupyter_client
 
-    spec_dir = tmp_path_factory.mktemp("kernels") / "explorer-notebooks"
-    spec_dir.mkdir()
-    root = str(Path(__file__).resolve().parents[1])
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])), "PYTHONWARNINGS": "ignore"}
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "inductor-explorer notebooks",
-        "language": "python",
-        "env": env,
-    }))
-    return KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
+    return write_kernel_spec(tmp_path_factory.mktemp("kernels"))

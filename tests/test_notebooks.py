@@ -8,32 +8,15 @@ passes when no cell raised and the outputs that carry its lesson were printed.
 from __future__ import annotations
 
 import inspect
-import time
-from pathlib import Path
 
 import nbformat
 import pytest
 import torch
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
 
 from compiler._torch import inductor_config
+from tests.notebook_runner import EXAMPLES, errors_of, execute, notebook_names, save_executed
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
-CELL_TIMEOUT_S = 300
-
-
-def execute(name: str, specs: KernelSpecManager) -> tuple[nbformat.NotebookNode, float]:
-    nb = nbformat.read(EXAMPLES / name, as_version=4)
-    km = KernelManager(kernel_name="explorer-notebooks", kernel_spec_manager=specs)
-    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT_S, allow_errors=True,
-                            resources={"metadata": {"path": str(EXAMPLES)}})
-    started = time.perf_counter()
-    client.execute()
-    return nb, time.perf_counter() - started
+NOTEBOOKS = notebook_names()
 
 
 def text_of(nb: nbformat.NotebookNode) -> str:
@@ -46,15 +29,6 @@ def text_of(nb: nbformat.NotebookNode) -> str:
             elif out.output_type in ("execute_result", "display_data"):
                 parts.append(out.data.get("text/plain", ""))
     return "\n".join(parts)
-
-
-def errors_of(nb: nbformat.NotebookNode) -> list[str]:
-    found = []
-    for index, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out.output_type == "error":
-                found.append(f"cell {index}: {out.ename}: {out.evalue}\n{cell.source[:300]}")
-    return found
 
 
 def test_notebooks_are_stored_without_outputs():
@@ -197,6 +171,7 @@ def test_notebook_runs(name, kernel_specs):
     missing = [s for s in EXPECTED.get(name, []) if s not in printed]
     assert not missing, f"{name} did not print {missing}; it printed:\n{printed[-4000:]}"
     assert seconds < 240, f"{name} took {seconds:.0f} s on CPU (budget: about 2 minutes)"
+    save_executed(nb, name)  # build/notebooks/: what `make docs` renders, so CI runs each notebook once
 
 
 def test_every_notebook_has_expectations():
