@@ -70,7 +70,7 @@ def test_notebooks_are_stored_without_outputs():
 def _fuses_through_broadcasts() -> bool:
     """Whether Inductor fuses a broadcast producer into the reduction that reads it outside deterministic
     mode. torch 2.13 added this (``IRNode.mark_reuse`` gained ``graph_reuse``); 2.11 and 2.12 always keep
-    the boundary, so 04's default and deterministic builds have the same loop IR there."""
+    the boundary, so 06's default and deterministic builds have the same loop IR there."""
     from torch._inductor import ir
 
     return "graph_reuse" in inspect.signature(ir.IRNode.mark_reuse).parameters
@@ -100,14 +100,14 @@ EXPECTED = {
         "epilogue kernel",
         "matches eager: True",
     ],
-    "04_deterministic.ipynb": [
+    "06_deterministic.ipynb": [
         "inductor_overrides: {'deterministic': True}",
         # the materialization boundary before broadcasts: always kept in deterministic mode, and by default
         # too where Inductor does not fuse through broadcasts (see _fuses_through_broadcasts)
         f"loop-IR nodes: default {1 if _fuses_through_broadcasts() else 2}, deterministic 2",
         "bitwise equal over 5 runs: True",
     ],
-    "05_debugging.ipynb": [
+    "04_where_the_time_goes.ipynb": [
         "largest kernel:",
         "slowest generated kernel:",
         "slowest line: ",
@@ -116,14 +116,14 @@ EXPECTED = {
         "lines only in",
         "checked: the FX node with the most time is",
     ],
-    "11_counters.ipynb": [
+    "12_counters.ipynb": [
         "NVIDIA H200 with Nsight Compute",
         "compute",  # the GELU epilogue
         "top stall: long_sb",
         "hottest line of your model: workloads.py:",
         "checked: triton_poi_fused_add_addmm_view_3 is memory-bound",
     ],
-    "06_real_model.ipynb": [
+    "09_real_model.ipynb": [
         "GPT2LMHeadModel",
         "FX nodes:",
         "logits match eager: True",
@@ -131,7 +131,7 @@ EXPECTED = {
         "slowest line: transformers/",  # c.profile() found the line that costs the most time
         "ExplorerWidget(",
     ],
-    "08_numerics.ipynb": [
+    "05_which_kernel_is_wrong.ipynb": [
         "first divergent kernel: cpp_fused",
         "closer to float64 than eager: True",
         # where the C++ backend never reads the toggle (torch < 2.13) the drift stays, and the notebook says so
@@ -140,7 +140,7 @@ EXPECTED = {
         "random op",
         "running mean unchanged by the check: True",
     ],
-    "07_inductor_features.ipynb": [
+    "10_inductor_features.ipynb": [
         "bound check guards the embedding node: True",
         "findings without the check: 0",
         "tl.device_assert",  # the same check in a Triton kernel
@@ -153,7 +153,7 @@ EXPECTED = {
         "pad_mm: ",
         "split scan workspace: {'workspace_",
     ],
-    "09_dynamo_and_ranks.ipynb": [
+    "07_dynamo_and_ranks.ipynb": [
         "graph break at line 15: Failed to trace builtin operator",
         "graphs before it: ['g0'], after it: ['g1']",
         "TENSOR_MATCH",
@@ -167,7 +167,7 @@ EXPECTED = {
         "added on rank 1: cpp_fused_add_mul_1",
         "rank 1 recompiled because: 0/0: n == 1",
     ],
-    "10_memory_and_ir.ipynb": [
+    "08_memory_and_ir.ipynb": [
         "MemoryTimeline(",
         "<- peak",
         "reuse marks match the wrapper text: True",
@@ -182,8 +182,8 @@ EXPECTED = {
 
 if not torch.cuda.is_available():
     # On a machine without a GPU the GPU cells must say so instead of failing.
-    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb",
-                  "07_inductor_features.ipynb", "08_numerics.ipynb", "10_memory_and_ir.ipynb"):
+    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "06_deterministic.ipynb", "04_where_the_time_goes.ipynb",
+                  "10_inductor_features.ipynb", "05_which_kernel_is_wrong.ipynb", "08_memory_and_ir.ipynb"):
         EXPECTED[_name].append("No CUDA GPU here")
 
 
