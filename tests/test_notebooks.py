@@ -185,6 +185,15 @@ EXPECTED = {
         "split scan workspace: {'workspace_",
         "checked: gather_rows has 1 bound check(s), reinterpret 1 bitcast(s)",
     ],
+    "11_sweeps.ipynb": [
+        "Sweep(mlp on cpu, local: 4 points, 4 ran, 0 failed, best #",
+        "#3 inplace_buffers=False, allow_buffer_reuse=False",
+        "best point:",
+        "Compilation(",  # a point opened
+        "its slowest kernels:",
+        "inplace_buffers: True -> False",  # the diff of two points
+        "checked: point",
+    ],
     "12_counters.ipynb": [
         "NVIDIA H200 with Nsight Compute",
         "compute",  # the GELU epilogue
@@ -197,7 +206,7 @@ EXPECTED = {
 if not torch.cuda.is_available():
     # On a machine without a GPU the GPU cells must say so instead of failing.
     for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_where_the_time_goes.ipynb", "05_which_kernel_is_wrong.ipynb",
-                  "06_deterministic.ipynb", "08_memory_and_ir.ipynb", "10_inductor_features.ipynb"):
+                  "06_deterministic.ipynb", "08_memory_and_ir.ipynb", "10_inductor_features.ipynb", "11_sweeps.ipynb"):
         EXPECTED[_name].append("No CUDA GPU here")
 
 
