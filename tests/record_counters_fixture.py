@@ -7,7 +7,7 @@ Triton matmul), saves both traces, profiles every Triton kernel of both in one `
 --import-source yes`` run (compiler/runs/counters_worker.py launches each once) and writes ncu's own
 CSV exports next to the report: the details page and the source page (``cuda,sass``) per kernel. Then
 measures both again through ``c.counters()`` and saves each trace with its counters
-(``<name>.counters.json.gz``): what examples/11_counters.ipynb shows on a machine without a GPU.
+(``<name>.counters.json.gz``): what examples/12_counters.ipynb shows on a machine without a GPU.
 """
 
 from __future__ import annotations

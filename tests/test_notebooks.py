@@ -44,13 +44,14 @@ def test_notebooks_are_stored_without_outputs():
 def _fuses_through_broadcasts() -> bool:
     """Whether Inductor fuses a broadcast producer into the reduction that reads it outside deterministic
     mode. torch 2.13 added this (``IRNode.mark_reuse`` gained ``graph_reuse``); 2.11 and 2.12 always keep
-    the boundary, so 04's default and deterministic builds have the same loop IR there."""
+    the boundary, so 06's default and deterministic builds have the same loop IR there."""
     from torch._inductor import ir
 
     return "graph_reuse" in inspect.signature(ir.IRNode.mark_reuse).parameters
 
 
-# What each notebook must print, beyond running without errors: the lines that carry its lesson.
+# What each notebook must print, beyond running without errors: the lines that carry its lesson, and the
+# success line of its "Try this" check. The notebooks are a learning path, in this order.
 EXPECTED = {
     "01_tour.ipynb": [
         "same result as eager: True",
@@ -60,6 +61,7 @@ EXPECTED = {
         "'kind': 'kernel_line'",  # the widget's selection, driven from Python
         "ExplorerWidget(",
         "same kernels after loading: True",
+        "checked: 3 generated kernels, and cpp_fused_",
     ],
     "02_fusion.ipynb": [
         "loop-IR nodes for relu(x*2+1).sum(-1): 1",
@@ -68,44 +70,26 @@ EXPECTED = {
         "Inductor's reasons:",
         "intermediate nodes between node1 & node2",
         "no shared data",
+        "checked: 2 loop-IR nodes in 1 kernel",
     ],
     "03_matmul.ipynb": [
         "extern kernel:",
         "epilogue kernel",
         "matches eager: True",
+        "checked: linear_relu compiles to ['cpp', 'extern']; the slower kernel of linear_gelu is",
     ],
-    "04_deterministic.ipynb": [
-        "inductor_overrides: {'deterministic': True}",
-        # the materialization boundary before broadcasts: always kept in deterministic mode, and by default
-        # too where Inductor does not fuse through broadcasts (see _fuses_through_broadcasts)
-        f"loop-IR nodes: default {1 if _fuses_through_broadcasts() else 2}, deterministic 2",
-        "bitwise equal over 5 runs: True",
-    ],
-    "05_debugging.ipynb": [
-        "largest kernel:",
+    "04_where_the_time_goes.ipynb": [
         "slowest generated kernel:",
         "slowest line: ",
         "comes from your lines:",
-        "all within tolerance",
+        "-> kernels",  # from the softmax line to its kernels
+        "largest kernel:",
         "lines only in",
+        "time: cpp_fused",  # the two LayerNorm kernels' times
+        "ExplorerWidget(",
         "checked: the FX node with the most time is",
     ],
-    "11_counters.ipynb": [
-        "NVIDIA H200 with Nsight Compute",
-        "compute",  # the GELU epilogue
-        "top stall: long_sb",
-        "hottest line of your model: workloads.py:",
-        "checked: triton_poi_fused_add_addmm_view_3 is memory-bound",
-    ],
-    "06_real_model.ipynb": [
-        "GPT2LMHeadModel",
-        "FX nodes:",
-        "logits match eager: True",
-        "transformers/models/gpt2/modeling_gpt2.py",
-        "slowest line: transformers/",  # c.profile() found the line that costs the most time
-        "ExplorerWidget(",
-    ],
-    "08_numerics.ipynb": [
+    "05_which_kernel_is_wrong.ipynb": [
         "first divergent kernel: cpp_fused",
         "closer to float64 than eager: True",
         # where the C++ backend never reads the toggle (torch < 2.13) the drift stays, and the notebook says so
@@ -113,21 +97,19 @@ EXPECTED = {
                                              else "cpp_fused"),
         "random op",
         "running mean unchanged by the check: True",
+        "ExplorerWidget(",
+        "checked: cpp_fused__to_copy_add_mul_sub_1 diverges first; it comes from lines [4, 5] of two_steps",
     ],
-    "07_inductor_features.ipynb": [
-        "bound check guards the embedding node: True",
-        "findings without the check: 0",
-        "tl.device_assert",  # the same check in a Triton kernel
-        "bitcast: torch.float32 -> torch.int32, torch.int32 -> torch.float32",
-        "rounding casts: 3 with the toggle, 0 without",
-        "branch kernel",
-        "the wrapper chooses at run time: ",  # `if buf1.item():`, or a selector from it (torch 2.14)
-        "combo kernel combines",
-        "block pointers:",
-        "pad_mm: ",
-        "split scan workspace: {'workspace_",
+    "06_deterministic.ipynb": [
+        "inductor_overrides: {'deterministic': True}",
+        # the materialization boundary before broadcasts: always kept in deterministic mode, and by default
+        # too where Inductor does not fuse through broadcasts (see _fuses_through_broadcasts)
+        f"loop-IR nodes: default {1 if _fuses_through_broadcasts() else 2}, deterministic 2",
+        "both match eager: True",
+        "bitwise equal over 5 runs: True",
+        "checked: deterministic mode sets 1 key; it changes plain_sum's code: False",
     ],
-    "09_dynamo_and_ranks.ipynb": [
+    "07_dynamo_and_ranks.ipynb": [
         "graph break at line 15: Failed to trace builtin operator",
         "graphs before it: ['g0'], after it: ['g1']",
         "TENSOR_MATCH",
@@ -140,8 +122,9 @@ EXPECTED = {
         "[graph_break] ranks broke their graphs at different places",
         "added on rank 1: cpp_fused_add_mul_1",
         "rank 1 recompiled because: 0/0: n == 1",
+        "checked: the graph breaks at line 15; 6 rows recompile: False",
     ],
-    "10_memory_and_ir.ipynb": [
+    "08_memory_and_ir.ipynb": [
         "MemoryTimeline(",
         "<- peak",
         "reuse marks match the wrapper text: True",
@@ -151,13 +134,53 @@ EXPECTED = {
         "kernel=extern_kernels.mm:1",
         "the compiled function ran through our backend: ['empty_strided', 'mm.out'",
         "-> ptx line",
+        "checked: the peak is at",
+    ],
+    "09_real_model.ipynb": [
+        "GPT2LMHeadModel",
+        "FX nodes:",
+        "logits match eager: True",
+        "transformers/models/gpt2/modeling_gpt2.py",
+        "slowest line: transformers/",  # c.profile() found the line that costs the most time
+        "ExplorerWidget(",
+        "checked: extern calls take",
+    ],
+    "10_inductor_features.ipynb": [
+        "bound check guards the embedding node: True",
+        "findings without the check: 0",
+        "tl.device_assert",  # the same check in a Triton kernel
+        "bitcast: torch.float32 -> torch.int32, torch.int32 -> torch.float32",
+        "rounding casts: 3 with the toggle, 0 without",
+        "branch kernel",
+        "the wrapper chooses at run time: ",  # `if buf1.item():`, or a selector from it (torch 2.14)
+        "combo kernel combines",
+        "block pointers:",
+        "pad_mm: ",
+        "split scan workspace: {'workspace_",
+        "checked: gather_rows has 1 bound check(s), reinterpret 1 bitcast(s)",
+    ],
+    "11_sweeps.ipynb": [
+        "Sweep(mlp on cpu, local: 4 points, 4 ran, 0 failed, best #",
+        "#3 inplace_buffers=False, allow_buffer_reuse=False",
+        "best point:",
+        "Compilation(",  # a point opened
+        "its slowest kernels:",
+        "inplace_buffers: True -> False",  # the diff of two points
+        "checked: point",
+    ],
+    "12_counters.ipynb": [
+        "NVIDIA H200 with Nsight Compute",
+        "compute",  # the GELU epilogue
+        "top stall: long_sb",
+        "hottest line of your model: workloads.py:",
+        "checked: triton_poi_fused_add_addmm_view_3 is memory-bound",
     ],
 }
 
 if not torch.cuda.is_available():
     # On a machine without a GPU the GPU cells must say so instead of failing.
-    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_deterministic.ipynb", "05_debugging.ipynb",
-                  "07_inductor_features.ipynb", "08_numerics.ipynb", "10_memory_and_ir.ipynb"):
+    for _name in ("02_fusion.ipynb", "03_matmul.ipynb", "04_where_the_time_goes.ipynb", "05_which_kernel_is_wrong.ipynb",
+                  "06_deterministic.ipynb", "08_memory_and_ir.ipynb", "10_inductor_features.ipynb", "11_sweeps.ipynb"):
         EXPECTED[_name].append("No CUDA GPU here")
 
 
