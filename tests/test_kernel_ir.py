@@ -257,3 +257,21 @@ def test_the_terminal_kernel_view_shows_launch_facts_and_html_folds_the_rest():
     assert "num_warps" in text and facts["grid"] in text and "registers" in text
     page = kernel._repr_html_()
     assert "<details><summary>raw meta</summary>" in page and "stack_traces" in page.split("raw meta")[1]
+
+
+def test_ir_found_in_an_earlier_compiles_cache_entry_maps_to_the_file_it_names(traced):
+    """With caches off every compile writes its kernels to a fresh directory, and a binary of the same
+    hash may be found in the entry of an earlier compile, whose IR names that compile's file: the line
+    maps follow the file the IR names, not the module file of this compile."""
+    _, kernel = traced
+    ir = kernel.ir
+    load = next(i for i, line in enumerate(kernel.lines, 1) if "tl.load(" in line)
+    ttir_line = ir.ir_lines(load)["ttir"][0]
+    named = kernel_ir.main_file(ir.stages["ttir"])  # the path the IR's locations carry
+    file_line = next(n for f, n in kernel_ir.mlir_file_lines(ir.stages["ttir"])[ttir_line - 1] if f == named)
+    source_text = "\n" * (file_line - load) + kernel.source
+    raw = {"texts": dict(ir.stages), "source_file": "/tmp/fresh/ab/this_compile.py", "source_text": source_text,
+           "meta": dict(ir.meta)}
+    rebuilt = kernel_ir.kernel_ir(raw, kernel.source, kernel.name)
+    assert rebuilt.source_file == named
+    assert rebuilt.line_map == ir.line_map

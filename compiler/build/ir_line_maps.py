@@ -190,6 +190,15 @@ def _capped(stage: str, text: str, notes: list[str], truncated: dict[str, int]) 
     return kept
 
 
+def _compiled_from(module_file: str | None, texts: dict[str, str]) -> str | None:
+    """The source file the IR's locations name. It is the kernel's module file, unless the binary was
+    found in the Triton cache entry of an earlier compile of the same kernel (same hash, same source
+    text, another fresh directory): then the IR names that compile's file, and line maps must follow it."""
+    if "ttir" not in texts or (module_file and module_file in texts["ttir"]):
+        return module_file
+    return main_file(texts["ttir"]) or module_file
+
+
 def kernel_ir(raw: dict[str, Any], kernel_source: str, kernel_name: str) -> KernelIR:
     """A KernelIR from the live capture's record (``compiler/_torch/triton_ir.py``) and the SASS text.
 
@@ -197,7 +206,7 @@ def kernel_ir(raw: dict[str, Any], kernel_source: str, kernel_name: str) -> Kern
     the lines each capped stage keeps."""
     notes = list(raw.get("notes", []))
     texts = {s: raw["texts"][s] for s in STAGES if raw.get("texts", {}).get(s)}
-    source_file = raw.get("source_file") or (main_file(texts["ttir"]) if "ttir" in texts else None)
+    source_file = _compiled_from(raw.get("source_file"), texts)
     offset = source_offset(raw.get("source_text"), kernel_source, kernel_name)
     maps: dict[str, list[int | None]] = {}
     if source_file is None or offset is None:
