@@ -8,7 +8,7 @@ the path, so kernels generated inside a branch link to the branch's own nodes an
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 import torch.fx
 
@@ -102,6 +102,9 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
         return
     fx_names = {n.name: n for n in fx.nodes if n.op not in ("placeholder", "output", "get_attr")}
     fx_inputs = {n.name: n for n in fx.nodes if n.op == "placeholder"}
+    on_line: dict[Any, list[FxNode]] = {}
+    for n in fx_names.values():
+        on_line.setdefault(n.user_line, []).append(n)
     by_name = {n.name: n for n in post_grad.nodes}
     for path, module in graph_modules(post_gm):
         for node in module.graph.nodes:
@@ -111,7 +114,7 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
             if node.op == "placeholder" and not path:
                 record.fx = [name for name in inputs.get(record.name, []) if name in fx_names or name in fx_inputs]
                 continue
-            record.fx = _origins(node, record, path, fx_names, graph_paths)
+            record.fx = _origins(node, record, path, fx_names, graph_paths, on_line)
     for record in post_grad.nodes:  # in graph order, so chains of trace-less nodes inherit too
         if not record.fx and record.op == "call_function":
             record.fx = [f for name in record.inputs if name in by_name and by_name[name].op != "placeholder"
@@ -127,7 +130,7 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
 
 
 def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str, FxNode],
-             graph_paths: dict[int, str]) -> list[str]:
+             graph_paths: dict[int, str], on_line: dict[Any, list[FxNode]]) -> list[str]:
     sources = fx_meta.origin_sources(node)
     exact = [qualified(graph_paths[gid], name) for name, gid in sources if gid in graph_paths]
     origins = [name for name in dict.fromkeys(exact) if name in fx_names]
@@ -136,7 +139,7 @@ def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str,
     if not origins and qualified(path, node.name) in fx_names and record.user_line == fx_names[record.name].user_line:
         origins = [record.name]
     if not origins and record.user_line is not None:
-        origins = _same_instance([n for n in fx_names.values() if n.user_line == record.user_line], record.module)
+        origins = _same_instance(on_line.get(record.user_line, []), record.module)
     return list(dict.fromkeys(origins))
 
 
@@ -150,15 +153,14 @@ def _same_instance(candidates: list[FxNode], module: str | None) -> list[str]:
     if not module:
         return [n.name for n in candidates]
     parts = module.split(".")
-
-    def shared(node: FxNode) -> int:
-        theirs = (node.module or "").split(".")
-        return next((i for i, (a, b) in enumerate(zip(parts, theirs)) if a != b), min(len(parts), len(theirs)))
-
-    depth = max((shared(n) for n in candidates), default=0)
+    shared: dict[str | None, int] = {}  # candidate module -> leading path parts in common with ``module``
+    for theirs in {n.module for n in candidates}:
+        other = (theirs or "").split(".")
+        shared[theirs] = next((i for i, (a, b) in enumerate(zip(parts, other)) if a != b), min(len(parts), len(other)))
+    depth = max(shared.values(), default=0)
     if depth == 0:
         return [n.name for n in candidates]
-    return [n.name for n in candidates if shared(n) >= max(1, depth - 1)]
+    return [n.name for n in candidates if shared[n.module] >= max(1, depth - 1)]
 
 
 def input_links(post_grad: FxStage, fx: FxStage, forward: FxStage | None) -> dict[str, list[str]]:
