@@ -107,9 +107,10 @@ def test_gpu_views_render(trace):
     assert "measured" in text and "triton_kernel_wrapper_mutation" in text and "ptx" in text
 
 
-def test_saved_traces_pack_the_ir_and_unpack_it_when_read(tmp_path):
-    """A saved trace carries each kernel's IR texts and line maps as ``ir.packed``; loading leaves them
-    packed until a kernel's IR is read, and the views' kernel part unpacks a raw file's IR too."""
+def test_saved_traces_pack_ir_and_wrappers_and_unpack_them_when_read(tmp_path):
+    """A saved trace carries each kernel's IR texts and line maps as ``ir.packed`` and each wrapper as
+    ``wrapper.packed``; loading leaves the IR packed until a kernel's IR is read, and the views' parts
+    unpack a raw file's IR and wrapper too."""
     import json
 
     from widgets.parts import TraceParts
@@ -129,7 +130,14 @@ def test_saved_traces_pack_the_ir_and_unpack_it_when_read(tmp_path):
         assert after.ir.pending is None and after.ir.meta == before.ir.meta
     gid = raw["graphs"][0]["id"]
     first = next(k for k in kernels if k.id in {x["id"] for x in raw["graphs"][0]["kernels"]})
-    assert TraceParts(raw).get(f"{gid}/kernel/{first.id}")["ir"]["stages"] == first.ir.stages
+    parts = TraceParts(raw)
+    assert parts.get(f"{gid}/kernel/{first.id}")["ir"]["stages"] == first.ir.stages
+    # the wrapper (source, kernel lines, FX form) is packed too
+    assert set(raw["graphs"][0]["wrapper"]) == {"packed"}
+    wrapper = original.graphs[0].wrapper
+    assert loaded.graphs[0].wrapper.source == wrapper.source and loaded.graphs[0].wrapper.fx == wrapper.fx
+    assert parts.get(f"{gid}/wrapper")["source"] == wrapper.source
+    assert parts.summary()["graphs"][0]["counts"]["wrapper"] == len(wrapper.source.splitlines())
 
 
 def test_a_packed_ir_that_does_not_decompress_says_so(tmp_path):
@@ -144,5 +152,5 @@ def test_a_packed_ir_that_does_not_decompress_says_so(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(raw))
     loaded = explorer.load(broken)
-    with pytest.raises(TraceFormatError, match="packed IR does not decompress"):
+    with pytest.raises(TraceFormatError, match="packed part does not decompress"):
         loaded.graphs[0].kernel(kernel["id"]).ir.stages

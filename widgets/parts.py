@@ -50,13 +50,13 @@ def _autotune(records: list[Any]) -> list[Any]:
     return [finite(r) for r in records]
 
 
-def _unpacked(ir: Any) -> Any:
-    """A kernel's IR as views read it: a saved trace packs the texts and line maps into ``ir.packed``
-    (zlib-compressed JSON in base64, compiler/SCHEMA.md)."""
-    if not isinstance(ir, Mapping) or "packed" not in ir:
-        return ir
-    body = json.loads(zlib.decompress(base64.b64decode(ir["packed"])))
-    return {**{k: v for k, v in ir.items() if k != "packed"}, **body}
+def _unpacked(record: Any) -> Any:
+    """A part as views read it: a saved trace packs a kernel's IR texts (``ir.packed``) and a graph's
+    wrapper (``wrapper.packed``) as zlib-compressed JSON in base64 (compiler/SCHEMA.md, "Packed parts")."""
+    if not isinstance(record, Mapping) or "packed" not in record:
+        return record
+    body = json.loads(zlib.decompress(base64.b64decode(record["packed"])))
+    return {**{k: v for k, v in record.items() if k != "packed"}, **body}
 
 
 class PartError(KeyError):
@@ -74,7 +74,7 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
     size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
-    wrapper = graph.get("wrapper") or {}
+    wrapper = _unpacked(graph.get("wrapper") or {})
     return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
             "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
             "kernels": size(graph.get("kernels")),
@@ -148,7 +148,7 @@ class TraceParts:
             "loop_ir_bodies": lambda: {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []},
             "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
-            "wrapper": lambda: graph.get("wrapper") or {"source": "", "kernel_lines": {}},
+            "wrapper": lambda: _unpacked(graph.get("wrapper")) or {"source": "", "kernel_lines": {}},
             "autotune": lambda: _autotune(graph.get("autotune") or []),
         }.get(rest)
         if make is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import gc
 import json
 import sys
@@ -64,7 +63,7 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     }
 
 
-def _kernel(k: Kernel, packed: bool = False) -> dict[str, Any]:
+def _kernel(k: Kernel, packed_texts: bool = False) -> dict[str, Any]:
     out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
@@ -75,7 +74,7 @@ def _kernel(k: Kernel, packed: bool = False) -> dict[str, Any]:
     if k.provenance_note:
         out["provenance_note"] = k.provenance_note
     if k.ir is not None:
-        out["ir"] = kernel_ir_to_json(k.ir, packed=packed)
+        out["ir"] = kernel_ir_to_json(k.ir, packed_texts=packed_texts)
     return out
 
 
@@ -120,14 +119,16 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 }
 
 
-# A whole trace (a file, a sweep point's trace) packs each kernel's IR texts; views read them unpacked.
-_WHOLE_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed=True) for k in g.kernels]}
+# A trace written to a file (or sent by a sweep worker) packs each kernel's IR texts and each wrapper (its
+# source and FX form): SCHEMA.md, "Packed parts".
+_PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed_texts=True) for k in g.kernels],
+                       "wrapper": lambda g: packed(_wrapper(g.wrapper), ("source", "kernel_lines", "fx"))}
 
 _OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory"}  # left out of a file when empty
 
 
-def _graph(g: GraphCapture) -> dict[str, Any]:
-    out = {key: make(g) for key, make in _WHOLE_GRAPH_FIELDS.items()}
+def _graph(g: GraphCapture, packed_parts: bool = False) -> dict[str, Any]:
+    out = {key: make(g) for key, make in (_PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS).items()}
     return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
 
 
@@ -184,8 +185,9 @@ def _lazy(g: GraphCapture) -> LazyGraph:
 
 
 @slots.trace_json.fill
-def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
-    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts).
+def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False) -> dict[str, Any]:
+    """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts);
+    ``packed_parts=True`` packs kernel IR texts and wrappers, as files hold them.
 
     A whole trace holds every kernel's Triton IR and every wrapper's FX form, so what a live capture left
     for first use (SASS, line maps, the FX conversion) is built here first, as progress steps."""
@@ -203,7 +205,7 @@ def to_json(c: Compilation, lazy: bool = False) -> dict[str, Any]:
         "inputs": c.inputs,
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
-        "graphs": [_lazy(g) if lazy else _graph(g) for g in c.graphs],
+        "graphs": [_lazy(g) if lazy else _graph(g, packed_parts) for g in c.graphs],
         "profiles": [profile_to_json(p) for p in c.profiles],
         "numerics": [numerics_to_json(r) for r in c.numerics],
         "counters": [counters_to_json(r) for r in c.counter_reports],
@@ -325,7 +327,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
 def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
     if not isinstance(g, dict):
         raise TraceFormatError(f"malformed trace: {where} should be an object")
-    wrapper = g.get("wrapper") or {}
+    wrapper = unpacked(g.get("wrapper") or {})
     return GraphCapture(
         index=_need(g, "index", int, where), kind=_need(g, "kind", str, where),
         dynamo_graph=int(g.get("dynamo_graph", 0)),
@@ -368,32 +370,39 @@ def complete_kernel_irs(c: Compilation) -> None:
 # ------------------------------------------------------------------------- parts kept as dataclass dicts
 
 
-_PACKED_KEYS = ("stages", "line_map")  # what ``packed`` holds (SCHEMA.md, "Packed Triton IR")
-
-
-def kernel_ir_to_json(ir: KernelIR, packed: bool = False) -> dict[str, Any]:
-    """``packed``: the IR texts and line maps as one zlib-compressed, base64 string (``ir.packed``): they
-    are most of a GPU trace (PTX, LLVM IR and SASS of every kernel) and compress about 8x."""
-    out = to_dict(ir, skip=("pending",))
-    if packed and any(out.get(key) for key in _PACKED_KEYS):
-        body = json.dumps({key: out.pop(key) for key in _PACKED_KEYS}, separators=(",", ":")).encode("utf-8")
-        out["packed"] = base64.b64encode(zlib.compress(body, 6)).decode("ascii")
+def packed(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``record`` with ``keys`` moved into one string, ``packed``: their JSON, zlib-compressed (level 6),
+    base64 (SCHEMA.md, "Packed parts"). Kernel IR and wrapper texts are most of a large trace and
+    compress about 8x."""
+    if not any(record.get(key) for key in keys):
+        return record
+    out = {k: v for k, v in record.items() if k not in keys}
+    body = json.dumps({key: record[key] for key in keys if key in record}, separators=(",", ":")).encode("utf-8")
+    out["packed"] = base64.b64encode(zlib.compress(body, 6)).decode("ascii")
     return out
+
+
+def unpacked(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its ``packed`` keys back in place (a record without ``packed`` as it is)."""
+    if "packed" not in record:
+        return record
+    try:
+        body = json.loads(zlib.decompress(base64.b64decode(record["packed"])))
+    except (ValueError, zlib.error) as error:
+        raise TraceFormatError(f"malformed trace: a packed part does not decompress ({error})") from error
+    return {**{k: v for k, v in record.items() if k != "packed"}, **body}
+
+
+def kernel_ir_to_json(ir: KernelIR, packed_texts: bool = False) -> dict[str, Any]:
+    out = to_dict(ir, skip=("pending",))
+    return packed(out, ("stages", "line_map")) if packed_texts else out
 
 
 def kernel_ir_from_json(data: dict[str, Any]) -> KernelIR:
     """A packed IR is unpacked when it is first read (loading a trace stays cheap)."""
     if "packed" not in data:
         return from_dict(KernelIR, data)
-    return KernelIR(pending=functools.partial(_unpacked_ir, data))
-
-
-def _unpacked_ir(data: dict[str, Any]) -> KernelIR:
-    try:
-        body = json.loads(zlib.decompress(base64.b64decode(data["packed"])))
-    except (ValueError, zlib.error) as error:
-        raise TraceFormatError(f"malformed trace: a kernel's packed IR does not decompress ({error})") from error
-    return from_dict(KernelIR, {**{k: v for k, v in data.items() if k != "packed"}, **body})
+    return KernelIR(pending=lambda: from_dict(KernelIR, unpacked(data)))
 
 
 def timeline_to_json(timeline: MemoryTimeline) -> dict[str, Any]:

@@ -160,12 +160,12 @@ class Compilation(Rendered):
         return slots.trace_json(self, lazy=True)
 
     def save(self, path: str | Path) -> Path:
-        """Write the whole trace as JSON, gzip-compressed when ``path`` ends with ``.gz`` (``trace.json.gz``:
-        about 8x smaller for a GPU model). Work a live capture left for first use (the Triton IR's SASS
-        and line maps) is done now, shown as a progress step."""
+        """Write the whole trace as JSON, gzip-compressed when ``path`` ends with ``.gz``. Kernel IR texts
+        and wrappers are packed (compiler/SCHEMA.md, "Packed parts"). Work a live capture left for first
+        use (the Triton IR's SASS and line maps, the wrapper as FX) is done now, shown as progress steps."""
         path = Path(path)
         with progress.task(f"save {self.function}"):
-            slots.write_json(self.to_json(), path)
+            slots.write_json(slots.trace_json(self, packed_parts=True), path)
         return path
 
     def to_html(self, path: str | Path) -> Path:

@@ -122,7 +122,7 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
             enter("numerics")
             compilation.check_numerics()
         enter("trace")
-        trace = json.dumps(to_json(compilation))
+        trace = json.dumps(to_json(compilation, packed_parts=True))
         row.update(measures(compilation), status="ok", stage="done")
     except ToggleError as exc:
         row.update(stage="toggles", error=f"ToggleError: {exc}")
@@ -146,7 +146,7 @@ def _partial_trace(compilation: Any, row: dict[str, Any]) -> str | None:
     """What a failed point compiled before it failed (its graphs are worth opening), when it serializes."""
     try:
         row.update({k: v for k, v in measures(compilation).items() if v is not None and k != "ok"})
-        return json.dumps(to_json(compilation))
+        return json.dumps(to_json(compilation, packed_parts=True))
     except Exception:
         return None
 
