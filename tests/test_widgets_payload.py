@@ -254,3 +254,78 @@ def test_a_static_export_walks_the_kernel_list_a_fixed_number_of_times(tmp_path,
     _CountedList.walks = 0
     widgets.write_html(trace, tmp_path / "export.html")
     assert len(graph["kernels"]) >= 5 * layers and _CountedList.walks <= 6
+
+
+def test_a_graph_outline_holds_what_a_first_drawing_reads():
+    """A big graph is drawn first from its outline: the fields a drawing reads, as columns, a fraction of
+    the full part (which the view loads right behind it)."""
+    from widgets.parts import GRAPH_STAGES, OUTLINE_FIELDS
+
+    trace = synthetic_trace(60)
+    parts = widgets.TraceParts(trace)
+    keys = set(parts.keys())
+    for stage in GRAPH_STAGES:
+        assert f"g0/{stage}_outline" in keys  # the static export embeds them too
+        full = parts.get(f"g0/{stage}")
+        outline = json.loads(parts.encoded(f"g0/{stage}_outline"))
+        assert outline["count"] == len(full["nodes"]) > 2000
+        assert set(outline["columns"]) == set(OUTLINE_FIELDS)
+        for field in OUTLINE_FIELDS:
+            assert outline["columns"][field] == [n.get(field) for n in full["nodes"]], field
+        assert len(parts.encoded(f"g0/{stage}_outline")) * 2 < len(parts.encoded(f"g0/{stage}"))
+    assert widgets.TraceParts({"graphs": [{"id": "g0"}]}).get("g0/fx_outline") == {
+        "count": 0, "columns": {field: [] for field in OUTLINE_FIELDS}}
+
+
+class _LazyGraph(dict):
+    """A graph mapping that can be watched (like compiler.io.trace.LazyGraph), shown by several widgets."""
+
+
+def test_a_graph_outline_is_encoded_once(monkeypatch):
+    import gc
+
+    import widgets.parts as parts_module
+
+    made = []
+    real = parts_module.outline
+    monkeypatch.setattr(parts_module, "outline", lambda part: made.append(1) or real(part))
+    trace = synthetic_trace(3)
+    parts = widgets.TraceParts(trace)
+    first = parts.encoded("g0/fx_outline")
+    assert parts.encoded("g0/fx_outline") is first and len(made) == 1
+    # A graph object that outlives its widget keeps its outline for the next one, and drops it with the graph.
+    graph = _LazyGraph(trace["graphs"][0])
+    for _ in range(3):
+        again = widgets.TraceParts({**trace, "graphs": [graph]})
+        assert json.loads(again.encoded("g0/post_grad_outline"))["count"] == len(graph["post_grad"]["nodes"])
+    assert len(made) == 2
+    kept = len(parts_module._OUTLINES)
+    del graph, again
+    gc.collect()
+    assert len(parts_module._OUTLINES) == kept - 1
+
+
+def test_the_widget_serves_outlines(sample):
+    w = widgets.ExplorerWidget(sample)
+    sent = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers))
+    w._on_message(w, {"type": "part", "key": "g1/fx_outline", "id": 7, "revision": 0}, [])
+    (reply, buffers), = sent
+    assert reply == {"type": "part", "key": "g1/fx_outline", "id": 7, "revision": 0}
+    assert json.loads(bytes(buffers[0])) == widgets.parts.outline(sample["graphs"][1]["fx"])
+
+
+def test_making_a_part_leaves_the_collector_as_it_was():
+    import gc
+
+    parts = widgets.TraceParts(synthetic_trace(2))
+    assert gc.isenabled()
+    parts.encoded("g0/fx")
+    parts.get("g0/kernels")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parts.encoded("g0/post_grad_outline")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
