@@ -9,8 +9,9 @@ export const LOD_MIN_NODES = 600; // below this the whole graph is drawn, no gro
 const OPEN_BUDGET = 700; // items drawn by the first view at most
 
 class ModuleNode {
-  constructor(path) {
+  constructor(path, parent = null) {
     this.path = path;
+    this.parent = parent;
     this.children = new Map(); // segment -> ModuleNode
     this.nodes = []; // node names whose innermost module is exactly this one
     this.size = 0; // nodes in this module and below
@@ -27,26 +28,36 @@ export class ModuleGroups {
     this.moduleOf = new Map(); // node name -> ModuleNode it sits in
     for (const n of nodes) {
       const path = typeof n.module === "string" ? n.module : "";
-      let at = this.root;
-      at.size += 1;
-      if (path) {
-        let prefix = "";
-        for (const segment of path.split(".")) {
-          prefix = prefix ? `${prefix}.${segment}` : segment;
-          if (!at.children.has(segment)) {
-            const child = new ModuleNode(prefix);
-            at.children.set(segment, child);
-            this.modules.set(prefix, child);
-          }
-          at = at.children.get(segment);
-          at.size += 1;
-        }
-      }
+      const at = this.modules.get(path) || this._module(path);
+      for (let m = at; m; m = m.parent) m.size += 1;
       at.nodes.push(String(n.name));
       this.moduleOf.set(String(n.name), at);
     }
     this.open = new Set([""]);
+    this._reps = new Map(); // ModuleNode -> the closed module drawn for its nodes ("" when none), while `open` holds
     this._openWithinBudget();
+  }
+
+  /** The module at `path`, made with its parents when first seen. */
+  _module(path) {
+    let at = this.root;
+    let prefix = "";
+    for (const segment of path.split(".")) {
+      prefix = prefix ? `${prefix}.${segment}` : segment;
+      if (!at.children.has(segment)) {
+        const child = new ModuleNode(prefix, at);
+        at.children.set(segment, child);
+        this.modules.set(prefix, child);
+      }
+      at = at.children.get(segment);
+    }
+    return at;
+  }
+
+  /** Node records with more fields (the full part behind an outline): same names, modules and inputs. */
+  setNodes(nodes) {
+    this.nodes = nodes;
+    this.byName = new Map(nodes.map((n) => [String(n.name), n]));
   }
 
   get grouped() {
@@ -86,18 +97,21 @@ export class ModuleGroups {
         }
       }
     }
+    this._reps.clear();
   }
 
   /** The closed module box standing for `name`, or `name` itself when it is drawn. */
   representative(name) {
-    let m = this.moduleOf.get(name);
+    const m = this.moduleOf.get(name);
     if (!m) return name;
-    let closed = null;
-    for (let p = m.path; ; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
-      if (!this.open.has(p)) closed = p;
-      if (!p) break;
+    let rep = this._reps.get(m);
+    if (rep === undefined) {
+      let closed = null;
+      for (let at = m; at; at = at.parent) if (!this.open.has(at.path)) closed = at.path;
+      rep = closed === null ? "" : GROUP_PREFIX + closed;
+      this._reps.set(m, rep);
     }
-    return closed === null ? name : GROUP_PREFIX + closed;
+    return rep || name;
   }
 
   /** Open every module on the way to node `name`; true when something opened. */
@@ -111,15 +125,18 @@ export class ModuleGroups {
         changed = true;
       }
     }
+    if (changed) this._reps.clear();
     return changed;
   }
 
   openModule(path) {
     this.open.add(path);
+    this._reps.clear();
   }
 
   closeModule(path) {
     for (const p of [...this.open]) if (p === path || p.startsWith(`${path}.`)) this.open.delete(p);
+    this._reps.clear();
   }
 
   /** Node names inside module `path` (all depths). */
