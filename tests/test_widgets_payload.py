@@ -259,7 +259,7 @@ def test_a_static_export_walks_the_kernel_list_a_fixed_number_of_times(tmp_path,
 def test_a_graph_outline_holds_what_a_first_drawing_reads():
     """A big graph is drawn first from its outline: the fields a drawing reads, as columns, a fraction of
     the full part (which the view loads right behind it)."""
-    from widgets.parts import GRAPH_STAGES, OUTLINE_FIELDS
+    from widgets.parts import CODED_FIELDS, GRAPH_STAGES, OUTLINE_FIELDS
 
     trace = synthetic_trace(60)
     parts = widgets.TraceParts(trace)
@@ -270,11 +270,39 @@ def test_a_graph_outline_holds_what_a_first_drawing_reads():
         outline = json.loads(parts.encoded(f"g0/{stage}_outline"))
         assert outline["count"] == len(full["nodes"]) > 2000
         assert set(outline["columns"]) == set(OUTLINE_FIELDS)
-        for field in OUTLINE_FIELDS:
-            assert outline["columns"][field] == [n.get(field) for n in full["nodes"]], field
-        assert len(parts.encoded(f"g0/{stage}_outline")) * 2 < len(parts.encoded(f"g0/{stage}"))
+        assert set(outline["tables"]) == {"op", "target", "shape", "dtype", "module"}
+        assert decoded(outline) == [{k: n.get(k) for k in OUTLINE_FIELDS} for n in full["nodes"]]
+        assert len(parts.encoded(f"g0/{stage}_outline")) * 4 < len(parts.encoded(f"g0/{stage}"))
     assert widgets.TraceParts({"graphs": [{"id": "g0"}]}).get("g0/fx_outline") == {
-        "count": 0, "columns": {field: [] for field in OUTLINE_FIELDS}}
+        "count": 0, "columns": {field: [] for field in OUTLINE_FIELDS}, "tables": {field: [] for field in CODED_FIELDS}}
+
+
+def decoded(outline: dict) -> list[dict]:
+    """Node records from an outline, as app.js outlineNodes reads it."""
+    out = [{} for _ in range(outline["count"])]
+    for field, column in outline["columns"].items():
+        table = outline["tables"].get(field)
+        for node, value in zip(out, column):
+            node[field] = table[value] if table is not None else value
+    return out
+
+
+def test_an_outline_codes_only_values_it_gives_back_exactly():
+    """1, 1.0 and True are one dict key: a column holding anything but strings, None and lists of ints
+    and strings stays as it is."""
+    from widgets.parts import OUTLINE_FIELDS, outline
+
+    nodes = [{"name": "a", "op": "call_function", "target": 1, "shape": [2, "s0"], "dtype": None, "module": "m.n",
+              "inputs": []},
+             {"name": "b", "op": "call_function", "target": True, "shape": [2, "s0"], "dtype": "torch.float16",
+              "inputs": ["a", "zz"]},
+             {"name": "c", "op": "output", "target": 1.0, "shape": [[1], 2], "dtype": "torch.float16", "module": "m.n",
+              "inputs": ["b"]}]
+    out = outline({"nodes": nodes})
+    assert set(out["tables"]) == {"op", "dtype", "module"}
+    assert out["tables"]["op"] == ["call_function", "output"] and out["columns"]["op"] == [0, 0, 1]
+    assert out["columns"]["target"] == [1, True, 1.0] and out["columns"]["shape"] == [[2, "s0"], [2, "s0"], [[1], 2]]
+    assert json.loads(json.dumps(decoded(out))) == [{k: n.get(k) for k in OUTLINE_FIELDS} for n in nodes]
 
 
 class _LazyGraph(dict):

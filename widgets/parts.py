@@ -37,6 +37,7 @@ GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "compile_id", "timin
 STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
 GRAPH_STAGES = ("fx", "post_grad")  # the stages drawn as graphs, each with an outline part
 OUTLINE_FIELDS = ("name", "op", "target", "shape", "dtype", "module", "inputs")  # what a first drawing reads
+CODED_FIELDS = ("op", "target", "shape", "dtype", "module")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
 
@@ -96,15 +97,41 @@ def _nodes(part: Any, keys: tuple[str, ...]) -> dict[str, Any]:
     return {"code": part.get("code", ""), "nodes": [{k: n[k] for k in keys if k in n} for n in part.get("nodes", [])]}
 
 
+def _coded(values: list[Any]) -> tuple[list[Any], list[int]] | None:
+    """(table of distinct values, index of each value in it) when the values are strings, None or lists of
+    ints and strings (a shape), else None: a node's op, target, dtype, module and shape repeat a lot."""
+    keys = [tuple(v) if type(v) is list else v for v in values]
+    try:
+        codes: dict[Any, int] = {}
+        column = [codes.setdefault(k, len(codes)) for k in keys]
+    except TypeError:  # a list holding a list
+        return None
+    for key in codes:  # the distinct values only: 1, 1.0 and True are one key, so only exact types pass
+        if not (key is None or type(key) is str or (type(key) is tuple and all(type(e) in (int, str) for e in key))):
+            return None
+    return [list(k) if type(k) is tuple else k for k in codes], column
+
+
 def outline(part: Any) -> dict[str, Any]:
     """What the first drawing of a graph stage reads, as columns: ``{"count": n, "columns": {field:
-    [value of node 0, ...]}}`` for each of OUTLINE_FIELDS. ``args``, ``user_line`` and the links to
-    other stages are only in the full part, which the view loads right behind. Columns cost one list
-    per field to make and to parse, where a list of node objects costs an object per node.
+    [value of node 0, ...]}, "tables": {field: [value, ...]}}`` for each of OUTLINE_FIELDS; a field with a
+    table (most nodes share their op, target, dtype, shape and module) has indices into it in its column.
+    ``args``, ``user_line`` and the links to other stages are only in the full part, which the view loads
+    right behind. Columns cost one list per field to make and to parse, where a list of node objects
+    costs an object per node.
     """
     nodes = part.get("nodes", []) if isinstance(part, Mapping) else []
     nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
-    return {"count": len(nodes), "columns": {field: [n.get(field) for n in nodes] for field in OUTLINE_FIELDS}}
+    columns: dict[str, list[Any]] = {}
+    tables: dict[str, list[Any]] = {}
+    for field in OUTLINE_FIELDS:
+        values = [n.get(field) for n in nodes]
+        coded = _coded(values) if field in CODED_FIELDS else None
+        if coded is None:
+            columns[field] = values
+        else:
+            tables[field], columns[field] = coded
+    return {"count": len(nodes), "columns": columns, "tables": tables}
 
 
 def _counts(graph: Mapping[str, Any]) -> dict[str, int]:

@@ -31,16 +31,18 @@ const INDEX_PARTS = ["fx", "post_grad", "loop_ir", "fused", "kernels"];
 /** Graph stages with at least this many nodes are drawn first from their outline (parts.py `outline`). */
 export const OUTLINE_MIN_NODES = 2000;
 
-/** Node records ({name, op, target, shape, dtype, module, inputs}) from an outline's columns. */
+/** Node records ({name, op, target, shape, dtype, module, inputs}) from an outline's columns and tables. */
 export function outlineNodes(outline) {
   const columns = (outline && outline.columns) || {};
+  const tables = (outline && outline.tables) || {};
   const count = (outline && outline.count) || 0;
   const fields = Object.keys(columns).filter((f) => Array.isArray(columns[f]) && columns[f].length === count);
   const nodes = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const node = {};
-    for (const f of fields) node[f] = columns[f][i];
-    nodes[i] = node;
+  for (let i = 0; i < count; i++) nodes[i] = {};
+  for (const f of fields) {
+    const column = columns[f];
+    const table = Array.isArray(tables[f]) ? tables[f] : null; // the column holds indices into it
+    for (let i = 0; i < count; i++) nodes[i][f] = table ? table[column[i]] : column[i];
   }
   return nodes;
 }

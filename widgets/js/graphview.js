@@ -85,9 +85,18 @@ export class GraphView {
    */
   setNodes(nodes) {
     this.nodes = nodes;
-    this.groups.setNodes(nodes);
+    if (!this.groups.setNodes(nodes)) {
+      // not the nodes drawn (a part that does not match its outline): lay out anew
+      this.groups = new ModuleGroups(nodes);
+      this._relayout();
+      this._reclassify();
+      this._schedule(true);
+      return;
+    }
+    const byName = new Map();
+    for (const n of nodes) if (this.byName.has(String(n.name))) byName.set(String(n.name), n);
     for (const [name, drawn] of this.byName) {
-      const node = this.groups.byName.get(name);
+      const node = byName.get(name);
       if (node && drawn.op !== "module") this.byName.set(name, this.groups.grouped ? { ...node, inputs: drawn.inputs } : node);
     }
     for (const el of this.elements.values()) el.remove();
