@@ -11,7 +11,9 @@ Part keys (``g0`` is a graph id):
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
 - ``g0/fx_outline``, ``g0/post_grad_outline``: what the first drawing of a graph reads, in columns
   (see ``outline``): a 100,000-node graph's outline is a few MB where its part is about 27 MB, so the
-  graph is drawn before the whole part has been encoded, sent and parsed
+  graph is drawn before the whole part has been encoded, sent and parsed. ``keys()`` (what an export
+  embeds) lists the FX one only: views open on the FX stage, and the post-grad part has come with the
+  provenance index by the time that stage is opened (a view asking for a missing outline reads the part)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
 - ``g0/fused``: ``{"fused", "not_fused"}``
 - ``g0/kernels``: kernel records without their heavy fields, plus ``source_lines`` (the source's
@@ -58,10 +60,12 @@ def _autotune(records: list[Any]) -> list[Any]:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Making a part of a large graph allocates hundreds of thousands of objects while millions (the
     loaded trace) are alive: each full pass of the cyclic collector would scan all of them again, for
-    nothing (seconds on a 100,000-node graph). Nothing made here forms a cycle."""
+    nothing (seconds on a 100,000-node graph). Nothing made here forms a cycle. Work that makes many
+    parts (an export) pauses it once around all of them: switching it back on after each part lets
+    the next allocations pay for the full passes put off meanwhile."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -149,6 +153,10 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
             "autotune": size(graph.get("autotune"))}
 
 
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 class TraceParts:
     """Parts of one trace (a dict, or a mapping that serializes its graphs lazily), made on request."""
 
@@ -190,15 +198,14 @@ class TraceParts:
         for gid, graph in self.graphs.items():
             for stage in STAGE_PARTS:
                 yield f"{gid}/{stage}"
-            for stage in GRAPH_STAGES:
-                yield f"{gid}/{stage}_outline"
+            yield f"{gid}/fx_outline"  # the stage a view opens on; another graph stage falls back to its part
             yield f"{gid}/loop_ir_bodies"
             for kernel in graph.get("kernels") or []:
                 yield f"{gid}/kernel/{kernel['id']}"
             yield from (f"{gid}/{k}" for k in graph if k not in _GRAPH_CONSUMED)
 
     def get(self, key: str) -> Any:
-        with _collector_paused():
+        with collector_paused():
             return self._make(key)
 
     def _make(self, key: str) -> Any:
@@ -244,5 +251,7 @@ class TraceParts:
         return self._encode(key)
 
     def _encode(self, key: str) -> bytes:
-        with _collector_paused():
-            return json.dumps(self._make(key), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        if not gc.isenabled():  # an export pauses the collector once around every part
+            return _dumps(self._make(key))
+        with collector_paused():
+            return _dumps(self._make(key))
