@@ -256,11 +256,10 @@ def load_figures(path: Path) -> dict:
     )
     seconds, current, peak = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     html = path.with_suffix(".html")
-    untraced, to_html = subprocess.run(
-        [sys.executable, "-c", code.replace("tracemalloc.start(); ", "").replace(
-            "print(s, cur, peak)\n",
-            f"t = time.perf_counter(); c.to_html({str(html)!r}); print(s, time.perf_counter() - t)\n")],
-        capture_output=True, text=True, check=True).stdout.split()
+    export = code.replace("tracemalloc.start(); ", "").replace(  # to_html right after load, as a notebook would
+        "s = time.perf_counter() - t; gc.collect(); cur, peak = tracemalloc.get_traced_memory()\nprint(s, cur, peak)\n",
+        f"s = time.perf_counter() - t\nt = time.perf_counter(); c.to_html({str(html)!r}); print(s, time.perf_counter() - t)\n")
+    untraced, to_html = subprocess.run([sys.executable, "-c", export], capture_output=True, text=True, check=True).stdout.split()
     html.unlink(missing_ok=True)
     return {"load_s": float(untraced), "kept_mb": float(current) / 1e6, "peak_mb": float(peak) / 1e6,
             "traced_load_s": float(seconds), "to_html_s": float(to_html)}
