@@ -110,7 +110,10 @@ def _coded(values: list[Any]) -> tuple[list[Any], list[int]] | None:
         column = [codes.setdefault(k, len(codes)) for k in keys]
     except TypeError:  # a list holding a list
         return None
-    for key in codes:  # the distinct values only: 1, 1.0 and True are one key, so only exact types pass
+    # 1, 1.0 and True are one key: a column whose distinct values are not all strings, None or tuples of
+    # ints and strings stays as it is. (A shape holding a bool, which FX never records, would read as an
+    # int here; the full part that follows the outline has it exact.)
+    for key in codes:
         if not (key is None or type(key) is str or (type(key) is tuple and all(type(e) in (int, str) for e in key))):
             return None
     return [list(k) if type(k) is tuple else k for k in codes], column
