@@ -4,8 +4,9 @@ Synthesizes traces shaped like a multi-layer transformer's (38 FX nodes per bloc
 nodes, loop IR, fused groups, kernels and a wrapper in the proportions Inductor produces, every id
 distinct, module paths as nn_module_stack gives them) at the sizes asked for, and prints per size:
 
-- the trace file size, `explorer.load` time and the memory it keeps (tracemalloc), and the size of
-  what the first view needs (the summary plus the first graph's part);
+- the trace file size, `explorer.load` time and the memory it keeps (tracemalloc), the size of what
+  the first view needs (the summary plus the first graph's outline; the full part comes behind it), and
+  `c.to_html` of the loaded trace;
 - static HTML: file size; first view (navigation start to the first frame with the graph drawn) and
   the time to open the post-grad stage, median of 3, headless Chromium;
 - JupyterLab: `c = explorer.load(path)` in one cell, `c` in the next; from running that cell to the
@@ -254,10 +255,19 @@ def load_figures(path: Path) -> dict:
         "print(s, cur, peak)\n"
     )
     seconds, current, peak = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    untraced = subprocess.run([sys.executable, "-c", code.replace("tracemalloc.start(); ", "")], capture_output=True,
-                              text=True, check=True).stdout.split()[0]
+    html = path.with_suffix(".html")
+    export = code.replace("tracemalloc.start(); ", "").replace(  # to_html right after load, as a notebook would
+        "s = time.perf_counter() - t; gc.collect(); cur, peak = tracemalloc.get_traced_memory()\nprint(s, cur, peak)\n",
+        f"s = time.perf_counter() - t\nt = time.perf_counter(); c.to_html({str(html)!r}); print(s, time.perf_counter() - t)\n")
+    untraced, to_html = subprocess.run([sys.executable, "-c", export], capture_output=True, text=True, check=True).stdout.split()
+    html.unlink(missing_ok=True)
     return {"load_s": float(untraced), "kept_mb": float(current) / 1e6, "peak_mb": float(peak) / 1e6,
-            "traced_load_s": float(seconds)}
+            "traced_load_s": float(seconds), "to_html_s": float(to_html)}
+
+
+MARKS_JS = """(since) => performance.getEntriesByType('mark').filter((m) => m.name.startsWith('ie:') && m.startTime >= since)
+  .map((m) => [m.name.slice(3), m.startTime - since])"""
+START_MARKS_JS = "() => { globalThis.inductorExplorerMarks = true; performance.clearMarks(); return performance.now(); }"
 
 
 def static_figures(trace: dict, tmp: Path, chromium: str, repeat: int = 3) -> dict:
@@ -270,15 +280,17 @@ def static_figures(trace: dict, tmp: Path, chromium: str, repeat: int = 3) -> di
                                     args=["--no-sandbox", "--disable-background-networking"])
         for _ in range(repeat):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.add_init_script("globalThis.inductorExplorerMarks = true")
             page.goto(path.as_uri())
             page.wait_for_selector(".ie-root[data-painted-at]", timeout=120_000)
             first.append(float(page.locator(".ie-root").get_attribute("data-painted-at")))
             page.wait_for_selector('.ie-root[data-pending="0"]', timeout=120_000)
+            marks = page.evaluate(MARKS_JS, 0)
             stage.append(page.evaluate(STAGE_JS, "post_grad"))
             page.close()
         browser.close()
     return {"html_mb": path.stat().st_size / 1e6, "first_view_ms": statistics.median(first), "runs_ms": first,
-            "open_stage_ms": statistics.median(stage)}
+            "open_stage_ms": statistics.median(stage), "marks": marks}
 
 
 def lab_figures(trace_files: dict[str, Path], tmp: Path, repeat: int = 3) -> dict[str, dict]:
@@ -307,22 +319,25 @@ def lab_figures(trace_files: dict[str, Path], tmp: Path, repeat: int = 3) -> dic
             show = 2 + 2 * i
             for _ in range(repeat):
                 page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.clear()", show)
-                started = page.evaluate("() => performance.now()")
+                started = page.evaluate(START_MARKS_JS)
                 run_cell(page, show)
                 cell = page.locator(".jp-Notebook .jp-Cell").nth(show)
                 cell.locator(".ie-root[data-painted-at]").wait_for(timeout=300_000)
                 first.append(float(cell.locator(".ie-root").get_attribute("data-painted-at")) - started)
                 cell.locator('.ie-root[data-pending="0"]').wait_for(timeout=300_000)
+                marks = page.evaluate(MARKS_JS, started)
                 stage.append(page.evaluate(STAGE_JS, "post_grad"))
-            out[name] = {"first_view_ms": statistics.median(first), "runs_ms": first, "open_stage_ms": statistics.median(stage)}
+            out[name] = {"first_view_ms": statistics.median(first), "runs_ms": first, "open_stage_ms": statistics.median(stage),
+                         "marks": marks}
     return out
 
 
 def first_message(trace: dict) -> dict:
     parts = widgets.TraceParts(trace)
     summary = len(json.dumps(parts.summary(), separators=(",", ":")))
-    first = len(parts.encoded(f"{trace['graphs'][0]['id']}/fx"))
-    return {"summary_kb": summary / 1e3, "first_part_mb": first / 1e6}
+    gid = trace["graphs"][0]["id"]
+    return {"summary_kb": summary / 1e3, "first_part_mb": len(parts.encoded(f"{gid}/fx_outline")) / 1e6,
+            "full_part_mb": len(parts.encoded(f"{gid}/fx")) / 1e6}
 
 
 def llama_trace(tmp: Path) -> tuple[dict, float]:
@@ -352,6 +367,8 @@ def main() -> int:
     parser.add_argument("--no-lab", action="store_true", help="skip the JupyterLab measurement")
     parser.add_argument("--llama", action="store_true", help="also compile and show a 32-layer Llama (CPU)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--marks", action="store_true",
+                        help="print where the last first view spent its time (the views' performance marks, ms)")
     args = parser.parse_args()
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -382,14 +399,18 @@ def main() -> int:
         print(f"\n{name}: {row['post_grad_nodes']} post-grad / {row['fx_nodes']} FX nodes, trace {row['trace_mb']:.1f} MB"
               + (f", compiled in {row['compile_s']:.1f} s" if "compile_s" in row else ""))
         print(f"  explorer.load {row['load_s']:.2f} s, keeps {row['kept_mb']:.0f} MB "
-              f"({row['kept_mb'] / row['trace_mb']:.1f}x the file; peak {row['peak_mb']:.0f} MB)")
-        print(f"  first message: summary {row['summary_kb']:.1f} kB + first graph part {row['first_part_mb']:.2f} MB")
+              f"({row['kept_mb'] / row['trace_mb']:.1f}x the file; peak {row['peak_mb']:.0f} MB); "
+              f"c.to_html {row['to_html_s']:.2f} s")
+        print(f"  first view reads: summary {row['summary_kb']:.1f} kB + first graph's outline {row['first_part_mb']:.2f} MB "
+              f"(its full part, loaded behind: {row['full_part_mb']:.2f} MB)")
         for where in ("static", "lab"):
             if where in row:
                 r = row[where]
                 size = f", file {r['html_mb']:.1f} MB" if "html_mb" in r else ""
                 print(f"  {where}: first view {r['first_view_ms']:.0f} ms (runs {', '.join(f'{x:.0f}' for x in r['runs_ms'])}), "
                       f"open post-grad stage {r['open_stage_ms']:.0f} ms{size}")
+                if args.marks:
+                    print("    " + ", ".join(f"{name} {ms:.0f}" for name, ms in r.get("marks", [])))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 0

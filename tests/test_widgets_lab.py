@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import cell_output, lab_server, notebook_page, open_notebook, run_cell, settle, write_notebook
+from tests.jupyterlab import (cell_output, lab_server, notebook_page, open_notebook, run_cell, settle, wait_idle,
+                              write_notebook)
 from tests.test_widgets_static_browser import expected_kernel_lines
 
 pytestmark = pytest.mark.browser
@@ -41,6 +42,13 @@ c.save('live.json')
 explorer.show(c)"""
 
 
+# A synthesized 80-layer transformer (3,000 nodes per stage): big enough to be drawn from its outlines.
+LARGE_CELLS = [
+    "from benchmarks.render import synthetic_trace\nfrom widgets import ExplorerWidget\ntrace = synthetic_trace(80)",
+    "ExplorerWidget(trace, stage='post_grad')",
+]
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server on loopback; yields its base URL."""
@@ -53,6 +61,7 @@ def lab(tmp_path_factory):
     shutil.copy(FIXTURES / "gpu_profile.json", notebooks / "profile.json")
     write_notebook(notebooks / "profile.ipynb",
                    ["import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))"])
+    write_notebook(notebooks / "large.ipynb", LARGE_CELLS)
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
@@ -171,6 +180,31 @@ def test_live_widget_shows_the_profiled_time_column(lab, page):
         assert widget.locator('.ie-khead[data-col="time"]').count() == 1
         times = widget.locator(".ie-kitem .ie-kcol-time[data-ms]")
         assert times.count() > 0 and all(float(t.get_attribute("data-ms")) > 0 for t in times.all())
+        assert tab.outside_requests == []
+    finally:
+        tab.close()
+
+
+def test_a_large_trace_is_drawn_from_its_outline_in_jupyterlab(lab, page):
+    """The first message answered for a big graph is its outline; the full part follows the first frame
+    and the drawn nodes then carry every field (their tooltips show their args)."""
+    tab = open_notebook(page.context.browser.new_page(viewport={"width": 1400, "height": 1000}), lab[0], "large.ipynb",
+                        workspace="large")
+    try:
+        run_cell(tab, 0)
+        wait_idle(tab)
+        tab.evaluate("() => { globalThis.inductorExplorerMarks = true; performance.clearMarks(); }")
+        run_cell(tab, 1)
+        widget = tab.locator(".jp-OutputArea .ie-root")
+        widget.locator('.ie-stage[data-stage="post_grad"] g.ie-node').first.wait_for(timeout=120_000)
+        settle(tab)
+        marks = tab.evaluate("() => performance.getEntriesByType('mark').map((m) => m.name)")
+        requests = [m.removeprefix("ie:request ") for m in marks if m.startswith("ie:request g0/")]
+        assert requests[0] == "g0/post_grad_outline" and "g0/fx_outline" not in requests
+        assert marks.index("ie:first frame") < marks.index("ie:request g0/post_grad")
+        assert "drawn (modules closed)" in widget.locator(".ie-graph-info").inner_text()
+        tips = widget.locator("g.ie-node:not(.ie-op-module) title").evaluate_all("els => els.map((e) => e.textContent)")
+        assert len(tips) > 10 and all("(" in tip.splitlines()[1] for tip in tips)  # target (args)
         assert tab.outside_requests == []
     finally:
         tab.close()

@@ -254,3 +254,106 @@ def test_a_static_export_walks_the_kernel_list_a_fixed_number_of_times(tmp_path,
     _CountedList.walks = 0
     widgets.write_html(trace, tmp_path / "export.html")
     assert len(graph["kernels"]) >= 5 * layers and _CountedList.walks <= 6
+
+
+def test_a_graph_outline_holds_what_a_first_drawing_reads():
+    """A big graph is drawn first from its outline: the fields a drawing reads, as columns, a fraction of
+    the full part (which the view loads right behind it)."""
+    from widgets.parts import CODED_FIELDS, GRAPH_STAGES, OUTLINE_FIELDS
+
+    trace = synthetic_trace(60)
+    parts = widgets.TraceParts(trace)
+    keys = set(parts.keys())
+    assert "g0/fx_outline" in keys and "g0/post_grad_outline" not in keys  # an export embeds the first stage's
+    for stage in GRAPH_STAGES:
+        full = parts.get(f"g0/{stage}")
+        outline = json.loads(parts.encoded(f"g0/{stage}_outline"))
+        assert outline["count"] == len(full["nodes"]) > 2000
+        assert set(outline["columns"]) == set(OUTLINE_FIELDS)
+        assert set(outline["tables"]) == {"op", "target", "shape", "dtype", "module"}
+        assert decoded(outline) == [{k: n.get(k) for k in OUTLINE_FIELDS} for n in full["nodes"]]
+        assert len(parts.encoded(f"g0/{stage}_outline")) * 4 < len(parts.encoded(f"g0/{stage}"))
+    assert widgets.TraceParts({"graphs": [{"id": "g0"}]}).get("g0/fx_outline") == {
+        "count": 0, "columns": {field: [] for field in OUTLINE_FIELDS}, "tables": {field: [] for field in CODED_FIELDS}}
+
+
+def decoded(outline: dict) -> list[dict]:
+    """Node records from an outline, as app.js outlineNodes reads it."""
+    out = [{} for _ in range(outline["count"])]
+    for field, column in outline["columns"].items():
+        table = outline["tables"].get(field)
+        for node, value in zip(out, column):
+            node[field] = table[value] if table is not None else value
+    return out
+
+
+def test_an_outline_codes_only_values_it_gives_back_exactly():
+    """1, 1.0 and True are one dict key: a column holding anything but strings, None and lists of ints
+    and strings stays as it is."""
+    from widgets.parts import OUTLINE_FIELDS, outline
+
+    nodes = [{"name": "a", "op": "call_function", "target": 1, "shape": [2, "s0"], "dtype": None, "module": "m.n",
+              "inputs": []},
+             {"name": "b", "op": "call_function", "target": True, "shape": [2, "s0"], "dtype": "torch.float16",
+              "inputs": ["a", "zz"]},
+             {"name": "c", "op": "output", "target": 1.0, "shape": [[1], 2], "dtype": "torch.float16", "module": "m.n",
+              "inputs": ["b"]}]
+    out = outline({"nodes": nodes})
+    assert set(out["tables"]) == {"op", "dtype", "module"}
+    assert out["tables"]["op"] == ["call_function", "output"] and out["columns"]["op"] == [0, 0, 1]
+    assert out["columns"]["target"] == [1, True, 1.0] and out["columns"]["shape"] == [[2, "s0"], [2, "s0"], [[1], 2]]
+    assert json.loads(json.dumps(decoded(out))) == [{k: n.get(k) for k in OUTLINE_FIELDS} for n in nodes]
+
+
+class _LazyGraph(dict):
+    """A graph mapping that can be watched (like compiler.io.trace.LazyGraph), shown by several widgets."""
+
+
+def test_a_graph_outline_is_encoded_once(monkeypatch):
+    import gc
+
+    import widgets.parts as parts_module
+
+    made = []
+    real = parts_module.outline
+    monkeypatch.setattr(parts_module, "outline", lambda part: made.append(1) or real(part))
+    trace = synthetic_trace(3)
+    parts = widgets.TraceParts(trace)
+    first = parts.encoded("g0/fx_outline")
+    assert parts.encoded("g0/fx_outline") is first and len(made) == 1
+    # A graph object that outlives its widget keeps its outline for the next one, and drops it with the graph.
+    graph = _LazyGraph(trace["graphs"][0])
+    for _ in range(3):
+        again = widgets.TraceParts({**trace, "graphs": [graph]})
+        assert json.loads(again.encoded("g0/post_grad_outline"))["count"] == len(graph["post_grad"]["nodes"])
+    assert len(made) == 2
+    kept = len(parts_module._OUTLINES)
+    del graph, again
+    gc.collect()
+    assert len(parts_module._OUTLINES) == kept - 1
+
+
+def test_the_widget_serves_outlines(sample):
+    w = widgets.ExplorerWidget(sample)
+    sent = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers))
+    w._on_message(w, {"type": "part", "key": "g1/fx_outline", "id": 7, "revision": 0}, [])
+    (reply, buffers), = sent
+    assert reply == {"type": "part", "key": "g1/fx_outline", "id": 7, "revision": 0}
+    assert json.loads(bytes(buffers[0])) == widgets.parts.outline(sample["graphs"][1]["fx"])
+
+
+def test_making_a_part_leaves_the_collector_as_it_was():
+    import gc
+
+    parts = widgets.TraceParts(synthetic_trace(2))
+    assert gc.isenabled()
+    parts.encoded("g0/fx")
+    parts.get("g0/kernels")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parts.encoded("g0/post_grad_outline")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

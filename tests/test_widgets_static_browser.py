@@ -459,3 +459,40 @@ def test_narrow_pages_never_scroll_sideways(browser, tmp_path, width):
     assert page.locator(".ie-root.ie-narrow").count() == 1
     assert all(px <= 0 for px in overflow.values()), overflow
     page.close()
+
+
+def test_a_large_graph_is_drawn_from_its_outline_then_gains_its_full_part(browser, tmp_path):
+    """Past OUTLINE_MIN_NODES (app.js) the first drawing reads the graph's outline; the full part comes
+    behind the first frame, and the drawn nodes, the code and the modules table then read it."""
+    trace = synthetic_trace(80)
+    path = widgets.write_html(trace, tmp_path / "outline.html")
+    page = browser.new_page(viewport={"width": 1300, "height": 820})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.add_init_script("globalThis.inductorExplorerMarks = true")
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ie-root[data-painted-at]", timeout=30_000)
+    page.wait_for_selector('.ie-root[data-pending="0"]', timeout=30_000)
+    marks = page.evaluate("() => performance.getEntriesByType('mark').map((m) => m.name)")
+    order = [m for m in marks if m in ("ie:request g0/fx_outline", "ie:first frame", "ie:request g0/fx")]
+    assert order == ["ie:request g0/fx_outline", "ie:first frame", "ie:request g0/fx"]
+    assert "ie:request g0/post_grad_outline" not in marks  # only the stage on screen has its outline read
+    # the drawn nodes now carry every field: their tooltips show their args
+    tips = dict(page.evaluate("""() => [...document.querySelectorAll('g.ie-node:not(.ie-op-module)')]
+        .map((g) => [g.dataset.name, g.querySelector('title').textContent])"""))
+    args = {n["name"]: n["args"] for n in trace["graphs"][0]["fx"]["nodes"]}
+    assert len(tips) > 10 and all(args[name] in tip for name, tip in tips.items())
+    click(page, '.ie-stage[data-stage="fx"] .ie-btn[data-view="code"]')
+    assert "def forward" in page.locator(".ie-code-box").inner_text()
+    click(page, '.ie-stage[data-stage="fx"] .ie-btn[data-view="modules"]')
+    assert page.locator(".ie-modules-box").inner_text().count("layers.") > 10
+    # the post-grad part came with the provenance index: that stage is drawn from it, no outline asked for
+    click(page, '.ie-stage-btn[data-stage="post_grad"]')
+    page.wait_for_selector('.ie-stage[data-stage="post_grad"] g.ie-node')
+    assert not page.evaluate("() => performance.getEntriesByType('mark').some((m) => m.name === 'ie:request g0/post_grad_outline')")
+    assert "drawn (modules closed)" in page.locator('.ie-stage[data-stage="post_grad"] .ie-graph-info').inner_text()
+    page.fill('.ie-stage[data-stage="post_grad"] .ie-search', "mm_45_fc2")
+    click(page, 'g.ie-node[data-name="mm_45_fc2"]')
+    assert page.locator(".ie-side [data-section=kernels] .ie-chip").all_inner_texts() == ["extern_kernels.mm:727"]
+    assert errors == []
+    page.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._bundle import bundle_css, bundle_js
-from .parts import TraceParts
+from .parts import TraceParts, collector_paused
 
 _PAYLOAD_ID = "inductor-explorer-payload"
 _PARTS_ID = "inductor-explorer-parts"
@@ -47,8 +47,9 @@ def _inline_style(css: str) -> str:
 
 def compressed_parts(parts: Any) -> dict[str, str]:
     """Part key -> base64 of the gzip-compressed JSON of the part (of a TraceParts or a TraceSetParts)."""
-    return {key: base64.b64encode(gzip.compress(parts.encoded(key), compresslevel=6, mtime=0)).decode("ascii")
-            for key in parts.keys()}
+    with collector_paused():
+        return {key: base64.b64encode(gzip.compress(parts.encoded(key), compresslevel=6, mtime=0)).decode("ascii")
+                for key in parts.keys()}
 
 
 def render_html(payload: Any, title: str | None = None) -> str:

@@ -9,6 +9,11 @@ Part keys (``g0`` is a graph id):
 
 - ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``...)
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
+- ``g0/fx_outline``, ``g0/post_grad_outline``: what the first drawing of a graph reads, in columns
+  (see ``outline``): a 100,000-node graph's outline is a few MB where its part is about 27 MB, so the
+  graph is drawn before the whole part has been encoded, sent and parsed. ``keys()`` (what an export
+  embeds) lists the FX one only: views open on the FX stage, and the post-grad part has come with the
+  provenance index by the time that stage is opened (a view asking for a missing outline reads the part)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
 - ``g0/fused``: ``{"fused", "not_fused"}``
 - ``g0/kernels``: kernel records without their heavy fields, plus ``source_lines`` (the source's
@@ -20,8 +25,11 @@ Part keys (``g0`` is a graph id):
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import json
 import math
+import weakref
 import zlib
 from typing import Any, Iterator, Mapping
 
@@ -31,6 +39,9 @@ from .payload import FX_NODE_KEYS, PG_NODE_KEYS, SCHEMA_NAME, SCHEMA_VERSION, as
 HEADER_KEYS = ("schema", "version", "meta", "inputs", "outputs")
 GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "compile_id", "timings")
 STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "autotune")
+GRAPH_STAGES = ("fx", "post_grad")  # the stages drawn as graphs, each with an outline part
+OUTLINE_FIELDS = ("name", "op", "target", "shape", "dtype", "module", "inputs")  # what a first drawing reads
+CODED_FIELDS = ("op", "target", "shape", "dtype", "module")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
 
@@ -59,6 +70,38 @@ def _unpacked(record: Any) -> Any:
     return {**{k: v for k, v in record.items() if k != "packed"}, **body}
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Making a part of a large graph allocates hundreds of thousands of objects while millions (the
+    loaded trace) are alive: each full pass of the cyclic collector would scan all of them again, for
+    nothing (seconds on a 100,000-node graph). Nothing made here forms a cycle. Work that makes many
+    parts (an export) pauses it once around all of them: switching it back on after each part lets
+    the next allocations pay for the full passes put off meanwhile."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# Encoded outlines of graphs that outlive one TraceParts (a compilation's lazily serialized graphs are
+# shown again by every widget made for it): id(graph) -> {key: bytes}, dropped with the graph.
+_OUTLINES: dict[int, dict[str, bytes]] = {}
+
+
+def _outline_cache(graph: Any) -> dict[str, bytes] | None:
+    """The outlines kept for ``graph`` while it lives; None for a graph that cannot be watched (a dict)."""
+    if id(graph) not in _OUTLINES:
+        try:
+            weakref.finalize(graph, _OUTLINES.pop, id(graph), None)
+        except TypeError:
+            return None
+        _OUTLINES[id(graph)] = {}
+    return _OUTLINES[id(graph)]
+
+
 class PartError(KeyError):
     """No such part in this trace."""
 
@@ -67,6 +110,46 @@ def _nodes(part: Any, keys: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(part, Mapping):
         return {"code": "", "nodes": []}
     return {"code": part.get("code", ""), "nodes": [{k: n[k] for k in keys if k in n} for n in part.get("nodes", [])]}
+
+
+def _coded(values: list[Any]) -> tuple[list[Any], list[int]] | None:
+    """(table of distinct values, index of each value in it) when the values are strings, None or lists of
+    ints and strings (a shape), else None: a node's op, target, dtype, module and shape repeat a lot."""
+    keys = [tuple(v) if type(v) is list else v for v in values]
+    try:
+        codes: dict[Any, int] = {}
+        column = [codes.setdefault(k, len(codes)) for k in keys]
+    except TypeError:  # a list holding a list
+        return None
+    # 1, 1.0 and True are one key: a column whose distinct values are not all strings, None or tuples of
+    # ints and strings stays as it is. (A shape holding a bool, which FX never records, would read as an
+    # int here; the full part that follows the outline has it exact.)
+    for key in codes:
+        if not (key is None or type(key) is str or (type(key) is tuple and all(type(e) in (int, str) for e in key))):
+            return None
+    return [list(k) if type(k) is tuple else k for k in codes], column
+
+
+def outline(part: Any) -> dict[str, Any]:
+    """What the first drawing of a graph stage reads, as columns: ``{"count": n, "columns": {field:
+    [value of node 0, ...]}, "tables": {field: [value, ...]}}`` for each of OUTLINE_FIELDS; a field with a
+    table (most nodes share their op, target, dtype, shape and module) has indices into it in its column.
+    ``args``, ``user_line`` and the links to other stages are only in the full part, which the view loads
+    right behind. Columns cost one list per field to make and to parse, where a list of node objects
+    costs an object per node.
+    """
+    nodes = part.get("nodes", []) if isinstance(part, Mapping) else []
+    nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
+    columns: dict[str, list[Any]] = {}
+    tables: dict[str, list[Any]] = {}
+    for field in OUTLINE_FIELDS:
+        values = [n.get(field) for n in nodes]
+        coded = _coded(values) if field in CODED_FIELDS else None
+        if coded is None:
+            columns[field] = values
+        else:
+            tables[field], columns[field] = coded
+    return {"count": len(nodes), "columns": columns, "tables": tables}
 
 
 def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
@@ -84,6 +167,10 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
             "autotune": size(graph.get("autotune"))}
 
 
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 class TraceParts:
     """Parts of one trace (a dict, or a mapping that serializes its graphs lazily), made on request."""
 
@@ -91,6 +178,7 @@ class TraceParts:
         self.trace = as_trace(trace)
         self.graphs = {str(g.get("id")): g for g in self.trace.get("graphs", [])}
         self._kernels: dict[str, dict[str, Any]] = {}  # graph id -> kernel id -> record, made on first use
+        self._outlines: dict[str, dict[str, bytes]] = {}  # graph id -> encoded outlines, for dict graphs
 
     def kernel(self, gid: str, kernel_id: str) -> Mapping[str, Any] | None:
         """One kernel record of a graph, through an index built once (an export asks for every kernel)."""
@@ -124,12 +212,17 @@ class TraceParts:
         for gid, graph in self.graphs.items():
             for stage in STAGE_PARTS:
                 yield f"{gid}/{stage}"
+            yield f"{gid}/fx_outline"  # the stage a view opens on; another graph stage falls back to its part
             yield f"{gid}/loop_ir_bodies"
             for kernel in graph.get("kernels") or []:
                 yield f"{gid}/kernel/{kernel['id']}"
             yield from (f"{gid}/{k}" for k in graph if k not in _GRAPH_CONSUMED)
 
     def get(self, key: str) -> Any:
+        with collector_paused():
+            return self._make(key)
+
+    def _make(self, key: str) -> Any:
         if key in self.trace and key not in HEADER_KEYS and key != "graphs":
             return self.trace[key]
         gid, sep, rest = key.partition("/")
@@ -144,6 +237,8 @@ class TraceParts:
         make = {
             "fx": lambda: _nodes(graph.get("fx"), FX_NODE_KEYS),
             "post_grad": lambda: _nodes(graph.get("post_grad"), PG_NODE_KEYS),
+            "fx_outline": lambda: outline(graph.get("fx")),
+            "post_grad_outline": lambda: outline(graph.get("post_grad")),
             "loop_ir": lambda: [{k: v for k, v in n.items() if k != "body"} for n in graph.get("loop_ir") or []],
             "loop_ir_bodies": lambda: {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []},
             "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
@@ -158,5 +253,19 @@ class TraceParts:
         raise PartError(f"no part {key!r} in this trace")
 
     def encoded(self, key: str) -> bytes:
-        """The part as compact UTF-8 JSON (strict: no NaN)."""
-        return json.dumps(self.get(key), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        """The part as compact UTF-8 JSON (strict: no NaN). A graph's outline is encoded once per graph."""
+        gid, _, rest = key.partition("/")
+        if rest.endswith("_outline") and rest[: -len("_outline")] in GRAPH_STAGES and gid in self.graphs:
+            cache = _outline_cache(self.graphs[gid])
+            if cache is None:
+                cache = self._outlines.setdefault(gid, {})
+            if rest not in cache:
+                cache[rest] = self._encode(key)
+            return cache[rest]
+        return self._encode(key)
+
+    def _encode(self, key: str) -> bytes:
+        if not gc.isenabled():  # an export pauses the collector once around every part
+            return _dumps(self._make(key))
+        with collector_paused():
+            return _dumps(self._make(key))

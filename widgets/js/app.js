@@ -23,10 +23,29 @@ import { watchWidth } from "./narrow.js";
 import { loadReports } from "./reports.js";
 import { renderReportStrip } from "./reportbar.js";
 import { colourByControl, graphHeats } from "./heat.js";
+import { mark } from "./perf.js";
 
 export const SCHEMA_VERSION = 2;
 const STAGE_IDS = new Set(STAGES.map(([id]) => id));
 const INDEX_PARTS = ["fx", "post_grad", "loop_ir", "fused", "kernels"];
+/** Graph stages with at least this many nodes are drawn first from their outline (parts.py `outline`). */
+export const OUTLINE_MIN_NODES = 2000;
+
+/** Node records ({name, op, target, shape, dtype, module, inputs}) from an outline's columns and tables. */
+export function outlineNodes(outline) {
+  const columns = (outline && outline.columns) || {};
+  const tables = (outline && outline.tables) || {};
+  const count = (outline && outline.count) || 0;
+  const fields = Object.keys(columns).filter((f) => Array.isArray(columns[f]) && columns[f].length === count);
+  const nodes = new Array(count);
+  for (let i = 0; i < count; i++) nodes[i] = {};
+  for (const f of fields) {
+    const column = columns[f];
+    const table = Array.isArray(tables[f]) ? tables[f] : null; // the column holds indices into it
+    for (let i = 0; i < count; i++) nodes[i][f] = table ? table[column[i]] : column[i];
+  }
+  return nodes;
+}
 
 /** A reason the summary cannot be shown, or null. */
 export function checkSummary(summary) {
@@ -60,6 +79,21 @@ export class GraphData {
     return this.store.get(`${this.id}/${name}`);
   }
 
+  /** What the first drawing of graph stage `kind` reads: its outline ({outline: true, nodes}) when the
+   * stage is big enough to be worth it and its full part has not arrived yet; else the full part. */
+  firstPart(kind) {
+    const small = ((this.head.counts || {})[kind] || 0) < OUTLINE_MIN_NODES;
+    if (small || this.store.peek(`${this.id}/${kind}`) !== undefined) return this.part(kind); // or already here
+    return this.part(`${kind}_outline`).then(
+      (outline) => {
+        const nodes = outlineNodes(outline);
+        mark(`outline ${kind} decoded`);
+        return { outline: true, nodes };
+      },
+      () => this.part(kind), // a trace served without outlines
+    );
+  }
+
   /** The provenance index (model.js GraphIndex), once its parts have arrived. */
   ensureIndex() {
     if (!this._index) {
@@ -87,6 +121,7 @@ export class App {
   /** @param {HTMLElement} el @param {import("./store.js").Store} store */
   constructor(el, store, options = {}) {
     const t0 = performance.now();
+    mark("mount");
     this.el = el;
     this.store = store;
     this.summary = store.summary;
@@ -119,17 +154,30 @@ export class App {
     this.root.appendChild(h("div", { class: "ie-body" }, this.main, this.side));
     bindViewKeys(this, { standalone: options.standalone });
     this.unwatchWidth = watchWidth(this.root);
+    // Resolves once the first stage is drawn and a frame has shown it (or after a second where frames
+    // are held back, as in a hidden tab): the rest of the graph's parts load behind it.
+    let painted;
+    this.firstFrame = new Promise((resolve) => (painted = resolve));
+    this._track(this.firstFrame);
     this.ready = this._track(
       this._showStage().then(() => {
         this.root.dataset.mountMs = (performance.now() - t0).toFixed(1);
         this.root.dataset.readyAt = performance.now().toFixed(1);
+        mark("first stage drawn");
         // Time of the first frame after the first stage was drawn (benchmarks/render.py reads it).
-        requestAnimationFrame(() => setTimeout(() => (this.root.dataset.paintedAt = performance.now().toFixed(1)), 0));
+        requestAnimationFrame(() =>
+          setTimeout(() => {
+            this.root.dataset.paintedAt = performance.now().toFixed(1);
+            mark("first frame");
+            painted();
+          }, 0),
+        );
         return this._applySelection(true);
       }),
     );
+    this.ready.then(() => setTimeout(painted, 1000));
     // The provenance index loads behind the first view, so the first click is answered at once.
-    this.ready.then(() => setTimeout(() => this._track(this.gd.ensureIndex()), 0));
+    this.firstFrame.then(() => this._track(this.gd.ensureIndex()));
   }
 
   get gd() {
@@ -245,10 +293,12 @@ export class App {
       const gd = this.gd;
       const measured = this.reports.then((reports) => ({ ...this.ctx, reports, graphId: gd.id }));
       const graphStage = (kind) =>
-        Promise.all([gd.part(kind), measured]).then(([p, ctx]) => {
+        Promise.all([gd.firstPart(kind), measured]).then(([p, ctx]) => {
           const stage = new GraphStage(p, kind, ctx);
           const control = colourByControl(graphHeats(ctx.reports, gd.id, kind), (heat) => stage.setHeat(heat));
           if (control) stage.head.appendChild(control);
+          // The full part comes behind the first drawing (its parse would hold up the first frame).
+          if (p.outline) this.firstFrame.then(() => this._track(gd.part(kind).then((full) => stage.setPart(full))));
           return stage;
         });
       const make = {

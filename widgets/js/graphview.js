@@ -6,6 +6,7 @@
 import { h, s, clear } from "./dom.js";
 import { layoutGraph } from "./layout.js";
 import { GROUP_PREFIX, ModuleGroups } from "./lod.js";
+import { mark } from "./perf.js";
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 3;
@@ -37,6 +38,7 @@ export class GraphView {
   constructor(container, nodes, options) {
     this.nodes = nodes;
     this.groups = new ModuleGroups(nodes);
+    mark("graph grouped");
     this.onSelect = options.onSelect;
     this.elements = new Map(); // name -> <g>
     this.edgeElements = new Map(); // index -> <path>
@@ -51,6 +53,7 @@ export class GraphView {
     this.view = { x: 0, y: 0, k: 1 };
     this._frame = 0;
     this._relayout();
+    mark("graph laid out");
     this._buildDom(container, options.kind || "fx");
   }
 
@@ -74,6 +77,31 @@ export class GraphView {
     const all = this.nodes.length;
     const text = drawn === all ? `${all} nodes · ${this.layout.engine} layout` : `${all} nodes · ${drawn} drawn (modules closed) · ${this.layout.engine} layout`;
     clear(this.info).appendChild(document.createTextNode(text));
+  }
+
+  /**
+   * Swap in node records with more fields (the full part, after a first drawing from its outline):
+   * the same names, modules and inputs, so the layout stands; drawn nodes are drawn again.
+   */
+  setNodes(nodes) {
+    this.nodes = nodes;
+    if (!this.groups.setNodes(nodes)) {
+      // not the nodes drawn (a part that does not match its outline): lay out anew
+      this.groups = new ModuleGroups(nodes);
+      this._relayout();
+      this._reclassify();
+      this._schedule(true);
+      return;
+    }
+    const byName = new Map();
+    for (const n of nodes) if (this.byName.has(String(n.name))) byName.set(String(n.name), n);
+    for (const [name, drawn] of this.byName) {
+      const node = byName.get(name);
+      if (node && drawn.op !== "module") this.byName.set(name, this.groups.grouped ? { ...node, inputs: drawn.inputs } : node);
+    }
+    for (const el of this.elements.values()) el.remove();
+    this.elements.clear();
+    this._schedule(true);
   }
 
   /** Open module `path` (a closed box was clicked) and keep it in view. */

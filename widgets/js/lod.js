@@ -9,10 +9,11 @@ export const LOD_MIN_NODES = 600; // below this the whole graph is drawn, no gro
 const OPEN_BUDGET = 700; // items drawn by the first view at most
 
 class ModuleNode {
-  constructor(path) {
+  constructor(path, parent = null) {
     this.path = path;
+    this.parent = parent;
     this.children = new Map(); // segment -> ModuleNode
-    this.nodes = []; // node names whose innermost module is exactly this one
+    this.nodes = []; // indices (in ModuleGroups.nodes) of the nodes whose innermost module is exactly this one
     this.size = 0; // nodes in this module and below
   }
 }
@@ -21,32 +22,57 @@ export class ModuleGroups {
   /** @param {Array} nodes FX nodes ({name, inputs, module}) */
   constructor(nodes) {
     this.nodes = nodes;
-    this.byName = new Map(nodes.map((n) => [String(n.name), n]));
     this.root = new ModuleNode("");
     this.modules = new Map([["", this.root]]);
     this.moduleOf = new Map(); // node name -> ModuleNode it sits in
-    for (const n of nodes) {
+    this.moduleAt = new Array(nodes.length); // node index -> ModuleNode it sits in
+    let at = this.root;
+    let atPath = "";
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i];
       const path = typeof n.module === "string" ? n.module : "";
-      let at = this.root;
-      at.size += 1;
-      if (path) {
-        let prefix = "";
-        for (const segment of path.split(".")) {
-          prefix = prefix ? `${prefix}.${segment}` : segment;
-          if (!at.children.has(segment)) {
-            const child = new ModuleNode(prefix);
-            at.children.set(segment, child);
-            this.modules.set(prefix, child);
-          }
-          at = at.children.get(segment);
-          at.size += 1;
-        }
+      if (path !== atPath) {
+        at = this.modules.get(path) || this._module(path);
+        atPath = path;
       }
-      at.nodes.push(String(n.name));
+      for (let m = at; m; m = m.parent) m.size += 1;
+      at.nodes.push(i);
+      this.moduleAt[i] = at;
       this.moduleOf.set(String(n.name), at);
     }
     this.open = new Set([""]);
+    this._reps = new Map(); // ModuleNode -> the closed module drawn for its nodes ("" when none), while `open` holds
     this._openWithinBudget();
+  }
+
+  /** The module at `path`, made with its parents when first seen. */
+  _module(path) {
+    let at = this.root;
+    let prefix = "";
+    for (const segment of path.split(".")) {
+      prefix = prefix ? `${prefix}.${segment}` : segment;
+      if (!at.children.has(segment)) {
+        const child = new ModuleNode(prefix, at);
+        at.children.set(segment, child);
+        this.modules.set(prefix, child);
+      }
+      at = at.children.get(segment);
+    }
+    return at;
+  }
+
+  /**
+   * Node records with more fields (the full part behind an outline), in the same order with the same
+   * names, modules and inputs; false (nothing changed) when they are not.
+   */
+  setNodes(nodes) {
+    if (nodes.length !== this.nodes.length) return false;
+    for (let i = 0; i < nodes.length; i++) {
+      const a = nodes[i], b = this.nodes[i];
+      if (String(a.name) !== String(b.name) || (typeof a.module === "string" ? a.module : "") !== (typeof b.module === "string" ? b.module : "")) return false;
+    }
+    this.nodes = nodes;
+    return true;
   }
 
   get grouped() {
@@ -86,18 +112,25 @@ export class ModuleGroups {
         }
       }
     }
+    this._reps.clear();
   }
 
   /** The closed module box standing for `name`, or `name` itself when it is drawn. */
   representative(name) {
-    let m = this.moduleOf.get(name);
-    if (!m) return name;
-    let closed = null;
-    for (let p = m.path; ; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
-      if (!this.open.has(p)) closed = p;
-      if (!p) break;
+    const m = this.moduleOf.get(name);
+    return m ? this._closedAbove(m) || name : name;
+  }
+
+  /** The closed module box drawn for the nodes of module `m`, or "" when they are drawn themselves. */
+  _closedAbove(m) {
+    let rep = this._reps.get(m);
+    if (rep === undefined) {
+      let closed = null;
+      for (let at = m; at; at = at.parent) if (!this.open.has(at.path)) closed = at.path;
+      rep = closed === null ? "" : GROUP_PREFIX + closed;
+      this._reps.set(m, rep);
     }
-    return closed === null ? name : GROUP_PREFIX + closed;
+    return rep;
   }
 
   /** Open every module on the way to node `name`; true when something opened. */
@@ -111,22 +144,25 @@ export class ModuleGroups {
         changed = true;
       }
     }
+    if (changed) this._reps.clear();
     return changed;
   }
 
   openModule(path) {
     this.open.add(path);
+    this._reps.clear();
   }
 
   closeModule(path) {
     for (const p of [...this.open]) if (p === path || p.startsWith(`${path}.`)) this.open.delete(p);
+    this._reps.clear();
   }
 
   /** Node names inside module `path` (all depths). */
   members(path) {
     const out = [];
     const walk = (m) => {
-      out.push(...m.nodes);
+      for (const i of m.nodes) out.push(String(this.nodes[i].name));
       for (const child of m.children.values()) walk(child);
     };
     const m = this.modules.get(path);
@@ -139,7 +175,7 @@ export class ModuleGroups {
     const out = [];
     const groups = new Map();
     const walk = (m) => {
-      for (const name of m.nodes) out.push({ ...this.byName.get(name), inputs: [] });
+      for (const i of m.nodes) out.push({ ...this.nodes[i], inputs: [] });
       for (const child of m.children.values()) {
         if (this.open.has(child.path)) walk(child);
         else {
@@ -150,13 +186,14 @@ export class ModuleGroups {
       }
     };
     walk(this.root);
-    const byName = new Map(out.map((n) => [n.name, n]));
-    for (const n of this.nodes) {
-      const to = byName.get(this.representative(String(n.name)));
+    const byName = new Map(out.map((n) => [String(n.name), n]));
+    for (let i = 0; i < this.nodes.length; i++) {
+      const n = this.nodes[i];
+      const to = byName.get(this._closedAbove(this.moduleAt[i]) || String(n.name));
       if (!to) continue;
       for (const raw of Array.isArray(n.inputs) ? n.inputs : []) {
         const from = this.representative(String(raw));
-        if (from !== to.name && byName.has(from) && !to.inputs.includes(from)) to.inputs.push(from);
+        if (from !== String(to.name) && byName.has(from) && !to.inputs.includes(from)) to.inputs.push(from);
       }
     }
     return out;

@@ -38,11 +38,15 @@ function firstLitIndex(ids, lit) {
 }
 
 export class GraphStage {
-  /** @param {object} part {code, nodes} of the fx or post_grad stage */
+  /**
+   * @param {object} part {code, nodes} of the fx or post_grad stage, or its outline ({outline: true,
+   *   nodes}: what the drawing reads); `setPart` brings the full part, which the code and modules views wait for
+   */
   constructor(part, kind, ctx) {
     this.kind = kind; // "fx" | "post_grad"
     this.ctx = ctx;
     this.part = part || {};
+    this.view = "graph";
     this.root = h("div", { class: "ie-stage ie-stage-graph", "data-stage": kind });
     const button = (view, label) => h("button", { class: "ie-btn", type: "button", "data-view": view, onclick: () => this.showView(view) }, label);
     // the FX graph also reads by module: nodes, kernels and time per nn.Module path (modules.js)
@@ -72,6 +76,14 @@ export class GraphStage {
     bindGraphKeys(this.graph.svg, names, () => this.selected, (name) => this.ctx.select({ kind: this.kind, id: name }));
   }
 
+  /** The full part behind an outline: the drawn nodes gain their other fields, waiting views are built. */
+  setPart(part) {
+    if (!this.part.outline) return;
+    this.part = part || {};
+    if (this.graph) this.graph.setNodes(list(this.part.nodes));
+    this.showView(this.view);
+  }
+
   /** Colour nodes by a heat.js nodeHeat (null: plain); kept until the graph is built. */
   setHeat(heat) {
     this.heat = heat;
@@ -80,15 +92,25 @@ export class GraphStage {
 
   /** Show the graph, its code or (FX) its modules table; code and table are built when first shown. */
   showView(view) {
+    this.view = view;
     for (const [name, btn] of this.buttons) btn.classList.toggle("ie-pressed", name === view);
     this.graphBox.hidden = view !== "graph";
     this.codeBox.hidden = view !== "code";
     this.modulesBox.hidden = view !== "modules";
+    if (view !== "graph" && this.part.outline) {
+      // the code and the modules table read the full part: shown when it arrives (setPart)
+      const box = view === "code" ? this.codeBox : this.modulesBox;
+      if (!box.firstChild) box.appendChild(h("div", { class: "ie-muted ie-loading" }, `loading ${view}…`));
+      return;
+    }
     if (view === "code" && !this.code) {
+      clear(this.codeBox);
       this.code = new SourceView(this.part.code || "", "python", { label: `${this.kind} code` });
       this.codeBox.appendChild(this.code.root);
     }
-    if (view === "modules" && !this.modulesBox.firstChild) {
+    if (view === "modules" && !this.modulesBuilt) {
+      this.modulesBuilt = true;
+      clear(this.modulesBox);
       const times = this.ctx.reports ? this.ctx.reports.nodeTimes(this.ctx.graphId, this.kind) : new Map();
       this.modulesBox.appendChild(modulesTable(this.part.nodes, times, (name) => this.ctx.select({ kind: this.kind, id: name })));
     }

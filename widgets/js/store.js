@@ -5,6 +5,8 @@
 // - the live widget asks Python with a custom message and gets the part back as one binary
 //   buffer of UTF-8 JSON.
 
+import { mark } from "./perf.js";
+
 export class Store {
   /** @param {object} summary  @param {(key: string) => Promise<any>} fetchPart */
   constructor(summary, fetchPart) {
@@ -20,8 +22,10 @@ export class Store {
   get(key) {
     if (!this.parts.has(key)) {
       this._busy(+1);
+      mark(`request ${key}`);
       const promise = this.fetchPart(key).then(
         (value) => {
+          mark(`part ${key}`);
           this.values.set(key, value);
           this._busy(-1);
           return value;
@@ -88,6 +92,7 @@ export function commParts(model) {
   const decoder = new TextDecoder();
   const onMessage = (msg, buffers) => {
     if (!msg || msg.type !== "part" || !waiting.has(msg.id)) return;
+    mark(`received ${msg.key}`);
     const { resolve, reject } = waiting.get(msg.id);
     waiting.delete(msg.id);
     if (msg.error) reject(new Error(msg.error));
