@@ -208,3 +208,30 @@ def test_a_large_trace_is_drawn_from_its_outline_in_jupyterlab(lab, page):
         assert tab.outside_requests == []
     finally:
         tab.close()
+
+
+@pytest.mark.parametrize("width", [360, 420])
+def test_the_live_widget_fits_a_narrow_lab(lab, width):
+    """In JupyterLab too, down to 360 px the widget stacks its panes and scrolls wide tables and code inside
+    its stages: whatever stage is open, it stays inside its output area and scrolls nothing sideways."""
+    with notebook_page(lab[0], "profile.ipynb", viewport=(width, 800)) as page:
+        # a phone-wide lab leaves the notebook almost no room beside its side panels: close them
+        page.evaluate("() => { window.jupyterapp.shell.collapseLeft(); window.jupyterapp.shell.collapseRight(); }")
+        run_cell(page, 0)
+        widget = page.locator(".jp-OutputArea .ie-root")
+        widget.locator("g.ie-node").first.wait_for(timeout=60_000)
+        settle(page)
+        assert widget.evaluate("e => e.classList.contains('ie-narrow')")
+        measure = """(root) => {
+            const area = root.closest('.jp-OutputArea-output').getBoundingClientRect();
+            return [Math.round(root.getBoundingClientRect().right - area.right), root.scrollWidth - root.clientWidth];
+        }"""
+        overflow = {}
+        for stage in [None, *widget.locator(".ie-stage-btn").evaluate_all("els => els.map(e => e.dataset.stage)")]:
+            if stage:
+                widget.locator(f'.ie-stage-btn[data-stage="{stage}"]').click()
+                settle(page)
+            overflow[stage] = widget.evaluate(measure)
+        wider = {stage: px for stage, px in overflow.items() if max(px) > 0}
+        assert overflow and not wider, wider
+        assert page.outside_requests == []
