@@ -62,6 +62,9 @@ def lab(tmp_path_factory):
     write_notebook(notebooks / "profile.ipynb",
                    ["import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))"])
     write_notebook(notebooks / "large.ipynb", LARGE_CELLS)
+    for width in (360, 420):  # one notebook per narrow test: no other tab runs or saves it
+        write_notebook(notebooks / f"narrow{width}.ipynb",
+                       ["import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))"])
     with lab_server(notebooks, tmp) as url:
         yield url, notebooks
 
@@ -211,16 +214,18 @@ def test_a_large_trace_is_drawn_from_its_outline_in_jupyterlab(lab, page):
 
 
 @pytest.mark.parametrize("width", [360, 420])
-def test_the_live_widget_fits_a_narrow_lab(lab, width):
+def test_the_live_widget_fits_a_narrow_lab(lab, page, width):
     """In JupyterLab too, down to 360 px the widget stacks its panes and scrolls wide tables and code inside
     its stages: whatever stage is open, it stays inside its output area and scrolls nothing sideways."""
-    with notebook_page(lab[0], "profile.ipynb", viewport=(width, 800)) as page:
+    tab = open_notebook(page.context.browser.new_page(viewport={"width": width, "height": 800}), lab[0],
+                        f"narrow{width}.ipynb", workspace=f"narrow{width}")
+    try:
         # a phone-wide lab leaves the notebook almost no room beside its side panels: close them
-        page.evaluate("() => { window.jupyterapp.shell.collapseLeft(); window.jupyterapp.shell.collapseRight(); }")
-        run_cell(page, 0)
-        widget = page.locator(".jp-OutputArea .ie-root")
+        tab.evaluate("() => { window.jupyterapp.shell.collapseLeft(); window.jupyterapp.shell.collapseRight(); }")
+        run_cell(tab, 0)
+        widget = tab.locator(".jp-OutputArea .ie-root")
         widget.locator("g.ie-node").first.wait_for(timeout=60_000)
-        settle(page)
+        settle(tab)
         assert widget.evaluate("e => e.classList.contains('ie-narrow')")
         measure = """(root) => {
             const area = root.closest('.jp-OutputArea-output').getBoundingClientRect();
@@ -230,8 +235,10 @@ def test_the_live_widget_fits_a_narrow_lab(lab, width):
         for stage in [None, *widget.locator(".ie-stage-btn").evaluate_all("els => els.map(e => e.dataset.stage)")]:
             if stage:
                 widget.locator(f'.ie-stage-btn[data-stage="{stage}"]').click()
-                settle(page)
+                settle(tab)
             overflow[stage] = widget.evaluate(measure)
         wider = {stage: px for stage, px in overflow.items() if max(px) > 0}
         assert overflow and not wider, wider
-        assert page.outside_requests == []
+        assert tab.outside_requests == []
+    finally:
+        tab.close()
