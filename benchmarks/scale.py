@@ -2,7 +2,8 @@
 
 For each size, in one process: plain ``torch.compile`` and ``explorer.compile`` (caches bypassed,
 Dynamo reset before each, forward + backward, alternating), then on the explorer's capture
-``c.profile(runs=10)``, ``c.check_numerics()``, ``c.save`` as JSON and as ``.json.gz`` (sizes),
+the compiled step's own run time (10 runs, no profiler), ``c.profile(runs=10)`` (its cost, the wall time of a
+profiled run, and the share of device time it could not attribute), ``c.check_numerics()``, ``c.save`` as JSON and as ``.json.gz`` (sizes),
 ``explorer.load`` and ``to_html``. Prints a markdown table and, per column, the growth from the
 smallest to the largest model next to the growth of the model itself (post-grad nodes).
 
@@ -23,10 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
 from compiler._torch import inductor_config  # noqa: E402
+from compiler.runs import replay  # noqa: E402
 from tests.workloads import TransformerBlock  # noqa: E402
 
-COLUMNS = ("plain s", "explorer s", "ratio", "profile s", "run ms", "check s", "save s", "json MB", "gz MB",
-           "load s", "html s")
+COLUMNS = ("plain s", "explorer s", "ratio", "run ms", "profile s", "profiled run ms", "unattributed %", "check s",
+           "save s", "json MB", "gz MB", "load s", "html s")
 
 
 def _timed(fn) -> tuple[float, object]:
@@ -42,6 +44,17 @@ def _plain(model, x) -> None:
         torch.compile(model)(x).sum().backward()
 
 
+def _run_time(c, runs: int) -> float:
+    """Seconds for ``runs`` runs of the captured step as c.profile() runs it, without the profiler (after 3
+    warm-up runs): what the profile's cost is measured against."""
+    run = replay.runner(c)
+    for _ in range(3):
+        run()
+    replay.synchronize(c.device)
+    seconds, _ = _timed(lambda: [run() for _ in range(runs)])
+    return seconds
+
+
 def measure(layers: int, device: str, dim: int, tokens: int, batch: int, tmp: Path) -> dict[str, float]:
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[TransformerBlock(dim=dim, heads=4) for _ in range(layers)]).to(device)
@@ -50,15 +63,18 @@ def measure(layers: int, device: str, dim: int, tokens: int, batch: int, tmp: Pa
     plain_s, _ = _timed(lambda: _plain(model, x))
     torch._dynamo.reset()
     explorer_s, c = _timed(lambda: explorer.compile(model, x, backward=True))
+    run_s = _run_time(c, runs=10)
     profile_s, p = _timed(lambda: c.profile(runs=10))
+    print(f"{layers} blocks: profile unattributed {p.unattributed_ms:.3f} of {p.total_ms:.3f} ms: "
+          + ", ".join(f"{name} {ms:.3f}" for name, ms in list(p.unattributed.items())[:5]), flush=True)
     check_s, _ = _timed(c.check_numerics)
     save_s, path = _timed(lambda: c.save(tmp / f"l{layers}.json"))
     packed = c.save(tmp / f"l{layers}.json.gz")
     load_s, _ = _timed(lambda: explorer.load(packed))
     html_s, _ = _timed(lambda: c.to_html(tmp / f"l{layers}.html"))
     return {"layers": layers, "nodes": sum(len(g.post_grad) for g in c.graphs), "kernels": len(c.kernels),
-            "plain s": plain_s, "explorer s": explorer_s, "ratio": explorer_s / plain_s, "profile s": profile_s,
-            "run ms": p.wall_ms, "check s": check_s, "save s": save_s, "json MB": path.stat().st_size / 1e6,
+            "plain s": plain_s, "explorer s": explorer_s, "ratio": explorer_s / plain_s, "run ms": 1e3 * run_s / 10,
+            "profile s": profile_s, "profiled run ms": p.wall_ms, "unattributed %": 100 * p.unattributed_ms / p.total_ms, "check s": check_s, "save s": save_s, "json MB": path.stat().st_size / 1e6,
             "gz MB": packed.stat().st_size / 1e6, "load s": load_s, "html s": html_s}
 
 
@@ -86,7 +102,7 @@ def main() -> None:
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         print(f"growth from {first['layers']} to {last['layers']} blocks: nodes x{last['nodes'] / first['nodes']:.1f}; "
-              + ", ".join(f"{c} x{last[c] / first[c]:.1f}" for c in COLUMNS if c != "ratio" and first[c]))
+              + ", ".join(f"{c} x{last[c] / first[c]:.1f}" for c in COLUMNS if c not in ("ratio", "unattributed %") and first[c]))
 
 
 if __name__ == "__main__":

@@ -88,6 +88,27 @@ def test_float64_reference_and_explicit_tolerances(cancellation):
     assert c.numerics[-2:] == [exact, loose]
 
 
+def test_a_graph_with_no_float64_kernel_is_still_compared_against_eager(cancellation, monkeypatch):
+    # Memory-efficient attention on a GPU has no float64 kernel: the float64 run of such a graph fails.
+    # The eager comparison must not be lost with it (it was, for every kernel of every GPU sweep point).
+    c, _, _ = cancellation
+    real = numerics.reference.node_values
+
+    def no_float64(gm, inputs, upcast=False):
+        if upcast:
+            raise RuntimeError('"efficient_attention" not implemented for \'Double\'\nmore detail')
+        return real(gm, inputs)
+
+    monkeypatch.setattr(numerics.reference, "node_values", no_float64)
+    report = c.check_numerics()
+    fused = next(k for k in c.kernels if k.language == "cpp")
+    assert report.kernels[fused.id].compared and report.kernels[fused.id].compiled_vs_float64 is None
+    assert any("float64 failed" in note and "not implemented for 'Double')" in note and "against eager only" in note
+               for note in report.notes), report.notes
+    exact = c.check_numerics(reference="float64")
+    assert all(not row.compared for row in exact.kernels.values()) and not exact.divergent
+
+
 def test_float32_model_is_clean_and_mutated_state_is_left_alone():
     torch.manual_seed(0)
     model = torch.nn.Sequential(workloads.ResidualBlock(32), torch.nn.BatchNorm1d(32))

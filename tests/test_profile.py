@@ -85,25 +85,24 @@ def test_live_chrome_trace_names_kernels_by_explorer_id(tmp_path, blocks):
     assert set(p.kernel_ms) - {k for k in p.kernel_ms if k.startswith("extern")} <= names
 
 
-def test_gpu_kernels_are_renamed_by_the_mark_that_launched_them(blocks):
-    # The CUDA branch of the export, on a trace shaped like Kineto's: a kernel whose launch falls
-    # inside an explorer mark takes that kernel's key; one launched elsewhere keeps its name.
+def test_gpu_kernels_are_renamed_by_the_kernel_they_were_attributed_to(blocks):
+    # The CUDA branch of the export, on a trace shaped like Kineto's: a GPU kernel whose correlation the
+    # profile attributed takes that kernel's key; one it did not attribute keeps its name.
+    import dataclasses
+
     _, p = blocks
     key = next(iter(p.kernel_ms))
-    ref = p.kernels[key]
+    gpu = dataclasses.replace(p, _gpu_kernel_keys={11: key})
     trace = {"traceEvents": [
-        {"ph": "X", "name": f"explorer:{ref.graph}/{ref.kernel}", "tid": 7, "ts": 100.0, "dur": 50.0},
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 7, "ts": 120.0, "dur": 2.0,
          "args": {"correlation": 11}},
-        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 7, "ts": 300.0, "dur": 2.0,
-         "args": {"correlation": 12}},
         {"ph": "X", "cat": "kernel", "name": "sm90_gemm", "tid": 0, "ts": 130.0, "dur": 9.0, "args": {"correlation": 11}},
         {"ph": "X", "cat": "kernel", "name": "memset", "tid": 0, "ts": 310.0, "dur": 1.0, "args": {"correlation": 12}},
     ]}
-    assert profile_trace.rename_gpu_kernels(trace, p) == 1
+    assert profile_trace.rename_gpu_kernels(trace, gpu) == 1
     kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
     assert kernels[0]["name"] == key and kernels[0]["args"]["cuda_name"] == "sm90_gemm"
-    assert kernels[1]["name"] == "memset"
+    assert kernels[1]["name"] == "memset" and trace["traceEvents"][0]["name"] == "cudaLaunchKernel"
 
 
 def test_backward_profile_runs_backward_and_leaves_grads_alone():

@@ -1,14 +1,12 @@
 """Profile.export_chrome_trace: a Chrome / Perfetto trace whose kernels carry the explorer's ids.
 
-Live profiles write torch.profiler's own trace, with every GPU kernel that was launched inside one of
-the explorer's kernel marks renamed to that kernel's key (its CUDA name kept in ``args``): a CUDA
-kernel's launch (the ``cuda_runtime`` event of the same ``correlation``) happens on a CPU thread
-inside the mark. Loaded profiles write the recorded run's kernel slices.
+Live profiles write torch.profiler's own trace: on CPU the explorer's kernel marks take their kernel's
+key, on a GPU every CUDA kernel the profile attributed takes the key of its kernel (found by its CUPTI
+``correlation``; its CUDA name kept in ``args``). Loaded profiles write the recorded run's kernel slices.
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import tempfile
 from pathlib import Path
@@ -28,29 +26,14 @@ def _key_of_label(profile: Any, label: str) -> str:
 
 
 def rename_gpu_kernels(trace: dict[str, Any], profile: Any) -> int:
-    """Name GPU kernel events after the explorer kernel whose mark launched them; returns how many."""
-    events = trace.get("traceEvents", [])
-    marks: dict[Any, list[tuple[float, float, str]]] = {}
-    launches: dict[Any, tuple[Any, float]] = {}
-    for e in events:
-        name = str(e.get("name", ""))
-        if name.startswith(_MARK_PREFIX) and e.get("ph") == "X":
-            marks.setdefault(e.get("tid"), []).append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), name))
-        elif e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
-            launches[e["args"]["correlation"]] = (e.get("tid"), float(e["ts"]))
-    starts = {tid: sorted(items) for tid, items in marks.items()}
+    """Name GPU kernel events after the explorer kernel they were attributed to (by their CUPTI
+    ``correlation``); returns how many."""
     renamed = 0
-    for e in events:
-        if e.get("cat") != "kernel":
-            continue
-        launch = launches.get(e.get("args", {}).get("correlation"))
-        if launch is None or launch[0] not in starts:
-            continue
-        spans = starts[launch[0]]
-        i = bisect.bisect_right(spans, (launch[1], float("inf"), "")) - 1
-        if i >= 0 and spans[i][0] <= launch[1] <= spans[i][1]:
-            e.setdefault("args", {})["cuda_name"] = e.get("name")
-            e["name"] = _key_of_label(profile, spans[i][2])
+    for e in trace.get("traceEvents", []):
+        key = profile._gpu_kernel_keys.get(e.get("args", {}).get("correlation")) if e.get("cat") == "kernel" else None
+        if key is not None:
+            e["args"]["cuda_name"] = e.get("name")
+            e["name"] = key
             renamed += 1
     return renamed
 

@@ -45,6 +45,8 @@ class Profile(Rendered):
     timeline: list[list[Any]] = field(default_factory=list)  # one run: [key, start_us, duration_us]
     created: str = ""
     _trace: Any = field(default=None, repr=False, compare=False)  # the live torch.profiler result
+    # a live GPU profile: each CUDA activity's correlation id -> the key it was attributed to
+    _gpu_kernel_keys: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def fraction(self) -> dict[str, float]:

@@ -4,9 +4,12 @@ The compiled function is called ``warmup`` times, then ``runs`` times under torc
 real inputs, in its real order, caches warm. Every kernel execution is attributed to the explorer's
 kernels:
 
-- generated kernels (C++ or Triton) are recorded under the explorer's id by swapping the wrapper's
-  kernel globals for the duration of the profile (compiler/_torch/profiling.py); a kernel's time is
-  its CPU time on CPU and the time of the CUDA kernels it launched on a GPU (CUPTI);
+- on CPU, generated C++ kernels are recorded under the explorer's id by swapping the wrapper's kernel
+  globals for the duration of the profile (compiler/_torch/profiling.py); a kernel's time is its CPU
+  time;
+- on a GPU only each graph call is marked, and every CUDA kernel launched inside one goes to the
+  Triton kernel or extern call that launched it (compiler/runs/gpu_attribution.py, from the
+  profiler's native events, without building torch's event tree);
 - extern calls (``extern_kernels.mm``, cuBLAS, cuDNN, flash attention...) are the operator events the
   wrapper makes directly inside a compiled graph's call, matched in wrapper order to the graph's
   ``extern`` kernels by operator name;
@@ -20,7 +23,6 @@ sums to the time of the kernels that have such links.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from typing import Any, Iterable
@@ -32,8 +34,11 @@ from ..model import progress, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
 from . import replay
+from .externs import externs_in_wrapper_order
+from .gpu_attribution import attribute_gpu
 
 RUN_MARK = "inductor_explorer.run"
+GRAPH_MARK = "explorer-graph:"  # + graph id: a compiled graph's call, marked on a GPU
 _GRAPH_CALL = "## Call CompiledFxGraph"
 
 
@@ -50,8 +55,9 @@ def _check(runs: Any, warmup: Any) -> None:
             raise ValueError(f"profile({name}={value!r}): {name} must be an int >= {low}")
 
 
-def _labels(c: Any) -> tuple[dict[str, KernelRef], list[tuple[dict[str, Any], dict[str, str]]]]:
-    """Profile keys for every kernel, and the wrapper namespaces whose kernel globals get marked."""
+def _labels(c: Any, mark_kernels: bool) -> tuple[dict[str, KernelRef], list[tuple[dict[str, Any], dict[str, str]]]]:
+    """Profile keys for every kernel, and the wrapper namespaces whose kernel globals get marked (none
+    unless ``mark_kernels``)."""
     keys = kernel_keys(c)
     refs: dict[str, KernelRef] = {}
     namespaces = []
@@ -61,7 +67,7 @@ def _labels(c: Any) -> tuple[dict[str, KernelRef], list[tuple[dict[str, Any], di
             refs[keys[(graph.id, kernel.id)]] = KernelRef(graph.id, kernel.id, kernel.language)
             if kernel.language != "extern":
                 labels[kernel.name] = _label(graph.id, kernel.id)
-        if labels and graph.compiled_fn is not None:
+        if mark_kernels and labels and graph.compiled_fn is not None:
             namespace = runtime.wrapper_globals(graph.compiled_fn, list(labels))
             if namespace:
                 namespaces.append((namespace, labels))
@@ -80,11 +86,13 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
         raise ProfilerBusyError("profile(): another torch.profiler is already recording in this process; "
                                 "stop it (leave its `with` block) and call profile() again")
     run = replay.runner(c)
-    refs, namespaces = _labels(c)
     cuda = c.device.startswith("cuda")
+    refs, namespaces = _labels(c, mark_kernels=not cuda)
     activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+    graph_marks = [(g.compiled_fn, GRAPH_MARK + g.id) for g in c.graphs if g.compiled_fn is not None] if cuda else []
     walls: list[float] = []
-    with progress.task(f"profile {c.function}") as task, profiling.marked_kernels(namespaces):
+    with progress.task(f"profile {c.function}") as task, profiling.marked_kernels(namespaces), \
+            profiling.marked_graph_calls(graph_marks):
         for done in range(warmup):
             task.step("warm-up", done, warmup)
             run()
@@ -98,7 +106,13 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
                     replay.synchronize(c.device)
                 walls.append(time.perf_counter() - started)
         task.step("attributing", runs, runs)
-        result = attribute(c, refs, prof.events(), runs, cuda)
+        if cuda:
+            attributed = attribute_gpu(c, refs, profiling.raw_events(prof), RUN_MARK, GRAPH_MARK)
+            result = _profile_of(c, refs, runs, attributed.kernel_us, attributed.calls, attributed.total_us,
+                                 attributed.unattributed, attributed.timeline, cuda)
+            result._gpu_kernel_keys = attributed.key_of_correlation
+        else:
+            result = attribute(c, refs, prof.events(), runs, cuda)
     result.warmup = warmup
     result.wall_ms = 1e3 * sum(walls) / runs
     result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -109,34 +123,12 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
 # ------------------------------------------------------------------------------------------ attribution
 
 
-def extern_op_name(kernel: Any, graph: Any) -> str | None:
-    """The profiler's name (``aten::mm``) of the operator an extern kernel calls."""
-    for name in kernel.post_grad_nodes[:1]:
-        try:
-            target = graph.post_grad.node(name).target
-        except KeyError:
-            continue
-        parts = target.split(".")
-        if len(parts) >= 2:
-            return f"{parts[0]}::{parts[1]}"
-    match = re.search(r"extern_kernels\.(\w+)\(", kernel.source)
-    if match:
-        return f"aten::{match.group(1)}"
-    match = re.search(r"torch\.ops\.(\w+)\.(\w+)", kernel.source)
-    return f"{match.group(1)}::{match.group(2)}" if match else None
-
-
 class _Attribution:
     def __init__(self, c: Any, refs: dict[str, KernelRef], cuda: bool) -> None:
         self.cuda = cuda
         self.key_of_label = {_label(r.graph, r.kernel): key for key, r in refs.items()}
         self.graph_of_label = {_label(r.graph, r.kernel): r.graph for r in refs.values()}
-        self.externs: dict[str, list[tuple[str, str | None]]] = {}  # graph id -> [(key, op name)] in wrapper order
-        for graph in c.graphs:
-            keys = {r.kernel: key for key, r in refs.items() if r.graph == graph.id}
-            ordered = sorted((k for k in graph.kernels if k.language == "extern"),
-                             key=lambda k: k.wrapper_lines[0] if k.wrapper_lines else 0)
-            self.externs[graph.id] = [(keys[k.id], extern_op_name(k, graph)) for k in ordered]
+        self.externs = externs_in_wrapper_order(c, refs)  # graph id -> [(key, op name)] in wrapper order
         self.extern_names = {name for items in self.externs.values() for _, name in items if name}
         self.kernel_us: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
@@ -212,10 +204,16 @@ def attribute(c: Any, refs: dict[str, KernelRef], events: Any, runs: int, cuda: 
     for call in calls:
         in_last = last is not None and last.time_range.start <= call.time_range.start <= last.time_range.end
         work.add_graph_call(call, last.time_range.start if in_last else None)
+    return _profile_of(c, refs, runs, work.kernel_us, work.calls, work.total_us, work.unattributed, work.timeline, cuda)
+
+
+def _profile_of(c: Any, refs: dict[str, KernelRef], runs: int, kernel_us: dict[str, float], calls: dict[str, int],
+                total_us: float, unattributed_us: dict[str, float], timeline: list[list[Any]], cuda: bool) -> Profile:
+    """The Profile of sums over ``runs`` runs (µs), per run in ms, spread over nodes and lines."""
     per_run = 1e-3 / runs
-    kernel_ms = {key: work.kernel_us.get(key, 0.0) * per_run for key in refs}
-    total_ms = work.total_us * per_run
-    unattributed = {name: us * per_run for name, us in sorted(work.unattributed.items(), key=lambda kv: -kv[1])
+    kernel_ms = {key: kernel_us.get(key, 0.0) * per_run for key in refs}
+    total_ms = total_us * per_run
+    unattributed = {name: us * per_run for name, us in sorted(unattributed_us.items(), key=lambda kv: -kv[1])
                     if us > 0}
     if cuda:
         unattributed_ms = max(0.0, total_ms - sum(kernel_ms.values()))
@@ -223,9 +221,9 @@ def attribute(c: Any, refs: dict[str, KernelRef], events: Any, runs: int, cuda: 
         unattributed_ms = sum(unattributed.values())
     post_grad_ms, fx_node_ms, line_ms = _spread(c, refs, kernel_ms)
     return Profile(device=c.device, runs=runs, warmup=0, total_ms=total_ms, wall_ms=0.0, kernel_ms=kernel_ms,
-                   kernel_calls={key: work.calls.get(key, 0) / runs for key in refs}, kernels=refs,
+                   kernel_calls={key: calls.get(key, 0) / runs for key in refs}, kernels=refs,
                    post_grad_ms=post_grad_ms, fx_node_ms=fx_node_ms, line_ms=line_ms,
-                   unattributed_ms=unattributed_ms, unattributed=unattributed, timeline=work.timeline)
+                   unattributed_ms=unattributed_ms, unattributed=unattributed, timeline=timeline)
 
 
 def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> tuple[
