@@ -138,6 +138,13 @@ def test_saved_traces_pack_ir_and_wrappers_and_unpack_them_when_read(tmp_path):
     assert loaded.graphs[0].wrapper.source == wrapper.source and loaded.graphs[0].wrapper.fx == wrapper.fx
     assert parts.get(f"{gid}/wrapper")["source"] == wrapper.source
     assert parts.summary()["graphs"][0]["counts"]["wrapper"] == len(wrapper.source.splitlines())
+    # a graph's loop-IR body texts travel as one packed blob; records keep everything else
+    graph = raw["graphs"][0]
+    assert set(graph["loop_ir_bodies"]) == {"packed"} and all("body" not in n for n in graph["loop_ir"])
+    bodies = {n.name: n.body for n in original.graphs[0].loop_ir}
+    assert any(bodies.values()) and {n.name: n.body for n in loaded.graphs[0].loop_ir} == bodies
+    assert parts.get(f"{gid}/loop_ir_bodies") == bodies
+    assert [n["name"] for n in parts.get(f"{gid}/loop_ir")] == list(bodies)
 
 
 def test_a_packed_ir_that_does_not_decompress_says_so(tmp_path):

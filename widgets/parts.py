@@ -62,8 +62,9 @@ def _autotune(records: list[Any]) -> list[Any]:
 
 
 def _unpacked(record: Any) -> Any:
-    """A part as views read it: a saved trace packs a kernel's IR texts (``ir.packed``) and a graph's
-    wrapper (``wrapper.packed``) as zlib-compressed JSON in base64 (compiler/SCHEMA.md, "Packed parts")."""
+    """A part as views read it: a saved trace packs a kernel's IR texts (``ir.packed``), a graph's
+    wrapper (``wrapper.packed``) and its loop-IR bodies (``loop_ir_bodies.packed``) as zlib-compressed
+    JSON in base64 (compiler/SCHEMA.md, "Packed parts")."""
     if not isinstance(record, Mapping) or "packed" not in record:
         return record
     body = json.loads(zlib.decompress(base64.b64decode(record["packed"])))
@@ -240,7 +241,8 @@ class TraceParts:
             "fx_outline": lambda: outline(graph.get("fx")),
             "post_grad_outline": lambda: outline(graph.get("post_grad")),
             "loop_ir": lambda: [{k: v for k, v in n.items() if k != "body"} for n in graph.get("loop_ir") or []],
-            "loop_ir_bodies": lambda: {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []},
+            "loop_ir_bodies": lambda: (_unpacked(graph["loop_ir_bodies"]).get("bodies") or {} if "loop_ir_bodies" in graph
+                                       else {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []}),
             "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
             "wrapper": lambda: _unpacked(graph.get("wrapper")) or {"source": "", "kernel_lines": {}},

@@ -119,12 +119,14 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 }
 
 
-# A trace written to a file (or sent by a sweep worker) packs each kernel's IR texts and each wrapper (its
-# source and FX form): SCHEMA.md, "Packed parts".
+# A trace written to a file (or sent by a sweep worker) packs each kernel's IR texts, each wrapper (its
+# source and FX form) and a graph's loop-IR body texts: SCHEMA.md, "Packed parts".
 _PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed_texts=True) for k in g.kernels],
-                       "wrapper": lambda g: packed(_wrapper(g.wrapper), ("source", "kernel_lines", "fx"))}
+                       "wrapper": lambda g: packed(_wrapper(g.wrapper), ("source", "kernel_lines", "fx")),
+                       "loop_ir": lambda g: [{k: v for k, v in _loop_ir(n).items() if k != "body"} for n in g.loop_ir],
+                       "loop_ir_bodies": lambda g: packed({"bodies": {n.name: n.body for n in g.loop_ir}}, ("bodies",))}
 
-_OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory"}  # left out of a file when empty
+_OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory", "loop_ir_bodies"}  # left out of a file when empty
 
 
 def _graph(g: GraphCapture, packed_parts: bool = False) -> dict[str, Any]:
@@ -297,7 +299,7 @@ def _load_stage(stage: str, s: dict[str, Any]) -> FxStage:
     return FxStage(stage=stage, code=s.get("code", ""), nodes=[_load_node(n) for n in s.get("nodes", [])])
 
 
-def _load_loop_ir(n: dict[str, Any]) -> LoopIRNode:
+def _load_loop_ir(n: dict[str, Any], bodies: dict[str, str]) -> LoopIRNode:
     expr = sympy_io.from_text
     return LoopIRNode(
         name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])),
@@ -306,7 +308,7 @@ def _load_loop_ir(n: dict[str, Any]) -> LoopIRNode:
         ranges=sympy_io.ExpressionMap(dict(n.get("ranges", {})), symbol_keys=True),
         sizes=[[expr(v) for v in part] for part in n.get("sizes", [])],
         indexing=sympy_io.ExpressionMap(dict(n.get("indexing", {})), symbol_keys=False),
-        reads=list(n.get("reads", [])), writes=list(n.get("writes", [])), body=n.get("body", ""),
+        reads=list(n.get("reads", [])), writes=list(n.get("writes", [])), body=n.get("body") or bodies.get(n["name"], ""),
         origins=list(n.get("origins", [])), extern_target=n.get("extern_target"), group=n.get("group"),
         eliminated=bool(n.get("eliminated", False)), kernels=list(n.get("kernels", [])),
     )
@@ -328,12 +330,13 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
     if not isinstance(g, dict):
         raise TraceFormatError(f"malformed trace: {where} should be an object")
     wrapper = unpacked(g.get("wrapper") or {})
+    bodies = unpacked(g.get("loop_ir_bodies") or {}).get("bodies") or {}
     return GraphCapture(
         index=_need(g, "index", int, where), kind=_need(g, "kind", str, where),
         dynamo_graph=int(g.get("dynamo_graph", 0)),
         fx=_load_stage("fx", _need(g, "fx", dict, where)),
         post_grad=_load_stage("post_grad", _need(g, "post_grad", dict, where)),
-        loop_ir=[_load_loop_ir(n) for n in g.get("loop_ir", [])],
+        loop_ir=[_load_loop_ir(n, bodies) for n in g.get("loop_ir", [])],
         fused=[FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f.get("origins", [])),
                           kernels=list(f.get("kernels", []))) for f in g.get("fused", [])],
         kernels=[_load_kernel(k) for k in g.get("kernels", [])],
