@@ -163,12 +163,11 @@ def _body_text(snode: Any, body: Any, text: Text = str) -> str:
     if body is not None:
         try:
             return loop_body_text(body, text)
-        except Exception:
-            pass
-        try:
-            return str(body.debug_str())
-        except Exception:
-            return str(body)
+        except Exception:  # a LoopBody laid out otherwise than this torch's: Inductor's own printout
+            try:
+                return str(body.debug_str())
+            except Exception:
+                return str(body)
     try:
         return snode.debug_str()
     except Exception:
