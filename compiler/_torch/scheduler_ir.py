@@ -2,13 +2,22 @@
 
 Called from inside ``Scheduler._init`` (``V.graph`` is live there: several node methods need it).
 Index expressions and ranges stay sympy objects; everything else becomes str/list.
+
+The texts are made here, eagerly, because what they are made from does not stay as it is: fusion
+replaces a node's ``_body`` (loop reordering, merging) and ``LoopBodyBlock.extract_pw_from_reduction``
+edits a block's FX graph in place, and the copies that reordering makes share that graph. What makes
+them cheap instead: each body block's code comes straight from its FX graph (``LoopBody.debug_str``
+builds a GraphModule per block only to read its code), and sympy's printer, slow and called with the
+same index expressions for every layer of a model, runs once per distinct expression of a graph.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 NameOf = Callable[[Any], str]  # an origin fx.Node -> the name it has in the captured stage
+Text = Callable[[Any], str]  # str() of a sympy expression (or anything printable)
 
 
 def _plain_name(node: Any) -> str:
@@ -47,10 +56,29 @@ def _is_template(snode: Any) -> bool:
         return False
 
 
-def _dep_str(dep: Any) -> str:
+def expression_texts() -> Text:
+    """``str`` of an expression, remembered: one graph's nodes print the same index expressions and
+    sizes over and over (every layer of a stack repeats them). Keys compare as sympy does, structurally
+    (since sympy 1.13 ``Float(2.0) != Integer(2)``), so equal keys print alike. Made per graph, so
+    nothing outlives it."""
+    memo: dict[Any, str] = {}
+
+    def text(expr: Any) -> str:
+        try:
+            return memo[expr]
+        except KeyError:
+            printed = memo[expr] = str(expr)
+            return printed
+        except TypeError:  # unhashable
+            return str(expr)
+
+    return text
+
+
+def _dep_str(dep: Any, text: Text = str) -> str:
     """``buf0[c0 + 16*c1]`` for memory deps; ``buf0[*]`` where the dep has no index (StarDep, WeakDep)."""
     try:
-        return f"{dep.name}[{dep.index}]"
+        return f"{dep.name}[{text(dep.index)}]"
     except (NotImplementedError, AttributeError):
         return f"{dep.name}[*]"
 
@@ -60,13 +88,13 @@ def _origins(ir_node: Any, name_of: NameOf) -> list[str]:
     return [name_of(o) for o in origins]
 
 
-def _layout(ir_node: Any) -> dict[str, Any]:
+def _layout(ir_node: Any, text: Text = str) -> dict[str, Any]:
     try:
         layout = ir_node.get_layout()
         return {
             "dtype": str(layout.dtype),
-            "size": [str(s) for s in layout.size],
-            "stride": [str(s) for s in layout.stride],
+            "size": [text(s) for s in layout.size],
+            "stride": [text(s) for s in layout.stride],
         }
     except Exception:
         return {"dtype": None, "size": [], "stride": []}
@@ -101,7 +129,13 @@ def _buffer_nodes(snode: Any, name_of: NameOf) -> dict[str, str]:
     return out
 
 
-def loop_ir_record(snode: Any, name_of: NameOf = _plain_name) -> dict[str, Any]:
+def loop_ir_records(snodes: list[Any], name_of: NameOf = _plain_name) -> list[dict[str, Any]]:
+    """The pre-fusion scheduler nodes of one graph, sharing one ``expression_texts``."""
+    text = expression_texts()
+    return [loop_ir_record(snode, name_of, text) for snode in snodes]
+
+
+def loop_ir_record(snode: Any, name_of: NameOf = _plain_name, text: Text = str) -> dict[str, Any]:
     """One pre-fusion scheduler node: what the loop IR says it computes."""
     ir_node = snode.node
     body = getattr(snode, "_body", None)
@@ -115,26 +149,48 @@ def loop_ir_record(snode: Any, name_of: NameOf = _plain_name) -> dict[str, Any]:
         "ranges": dict(body.var_ranges) if body is not None else {},
         "sizes": [list(part) for part in sizes] if sizes is not None else [],
         "indexing": dict(body.indexing_exprs) if body is not None else {},
-        "reads": sorted(_dep_str(d) for d in snode.read_writes.reads),
-        "writes": sorted(_dep_str(d) for d in snode.read_writes.writes),
-        "body": _body_text(snode, body),
+        "reads": sorted(_dep_str(d, text) for d in snode.read_writes.reads),
+        "writes": sorted(_dep_str(d, text) for d in snode.read_writes.writes),
+        "body": _body_text(snode, body, text),
         "origins": _origins(ir_node, name_of) if ir_node is not None else [],
         "extern_target": _extern_target(ir_node) if ir_node is not None else None,
     }
-    record.update(_layout(ir_node) if ir_node is not None else {"dtype": None, "size": [], "stride": []})
+    record.update(_layout(ir_node, text) if ir_node is not None else {"dtype": None, "size": [], "stride": []})
     return record
 
 
-def _body_text(snode: Any, body: Any) -> str:
+def _body_text(snode: Any, body: Any, text: Text = str) -> str:
     if body is not None:
         try:
-            return str(body.debug_str())
-        except Exception:
-            return str(body)
+            return loop_body_text(body, text)
+        except Exception:  # a LoopBody laid out otherwise than this torch's: Inductor's own printout
+            try:
+                return str(body.debug_str())
+            except Exception:
+                return str(body)
     try:
         return snode.debug_str()
     except Exception:
         return ""
+
+
+_DEL_SUFFIX = re.compile(r";[^\n]*")  # the ``; del var0`` FX appends to a line
+
+
+def loop_body_text(body: Any, text: Text = str) -> str:
+    """What ``LoopBody.debug_str()`` returns, made without a GraphModule per block (tests compare the two)."""
+    blocks = [("body", body.root_block), *body.subblocks.items()]
+    ranges = ", ".join(f"{text(var)}: {text(size)}" for var, size in body.var_ranges.items())
+    lines = [f"var_ranges = {{{ranges}}}"]
+    lines += [f"{name} = {text(expr)}" for name, expr in body.indexing_exprs.items()]
+    lines += [_block_text(block, name) for name, block in blocks]
+    return "\n".join(lines)
+
+
+def _block_text(block: Any, name: str) -> str:
+    """``LoopBodyBlock.debug_str(name)``: the block's FX code as ``def name(self, ops)``."""
+    code = block.graph.python_code(root_module="self").src
+    return _DEL_SUFFIX.sub("", code.strip().replace("def forward(", f"def {name}("))
 
 
 def fused_record(snode: Any, name_of: NameOf = _plain_name) -> dict[str, Any]:

@@ -158,20 +158,20 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     call_lines = wrapper_code.handle_call_lines(record.wrapper)
     base_counts = Counter(_split_key(key) for key in record.provenance)
     kernels: list[Kernel] = []
-    seen_defined: set[str] = set()
+    defined: dict[str, Kernel] = {}  # kernel name -> its Kernel, for kernels the wrapper defines
     scheduled: dict[str, list[str]] = {}  # kernel id -> the scheduler nodes codegen emitted it for
     for key, nodes in record.provenance.items():
         base = _split_key(key)
         definition = definitions.get(base)
         if definition is not None:
-            if base in seen_defined:  # one kernel called for several groups (e.g. every layer): merge
-                existing = next(k for k in kernels if k.name == base)
+            if base in defined:  # one kernel called for several groups (e.g. every layer): merge
+                existing = defined[base]
                 existing.post_grad_nodes += [n for n in nodes if n not in existing.post_grad_nodes]
                 scheduled[base] += [n for n in record.kernel_nodes.get(key, []) if n not in scheduled[base]]
                 continue
-            seen_defined.add(base)
-            kernel = Kernel(id=base, name=base, language=definition.language, source=definition.source,
-                            post_grad_nodes=list(nodes), wrapper_lines=list(range(definition.lines[0], definition.lines[1] + 1))[:1] + definition.calls)
+            kernel = defined[base] = Kernel(
+                id=base, name=base, language=definition.language, source=definition.source, post_grad_nodes=list(nodes),
+                wrapper_lines=list(range(definition.lines[0], definition.lines[1] + 1))[:1] + definition.calls)
         else:
             line, text = call_lines.get(key, (None, base))
             kernel_id = base if base_counts[base] == 1 else key
@@ -181,15 +181,17 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         scheduled[kernel.id] = list(record.kernel_nodes.get(key, []))
         kernels.append(kernel)
     for name, definition in definitions.items():  # kernels Inductor did not report provenance for
-        if name not in seen_defined:
+        if name not in defined:
             kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
                                   wrapper_lines=[definition.lines[0]] + definition.calls))
     names = [k.name for k in kernels if k.language in ("triton", "template")]
     live = runtime.wrapper_globals(record.compiled_fn, names) if record.compiled_fn is not None and names else {}
+    index = _Index(loop_ir, post_grad, fx)
+    wrapper_lines = record.wrapper.splitlines()
     for kernel in kernels:
-        _attach(kernel, record, loop_ir, post_grad, fx, scheduled.get(kernel.id, []))
+        _attach(kernel, record, index, scheduled.get(kernel.id, []))
         if kernel.language in ("triton", "template"):
-            _triton_meta(kernel, record.wrapper, live)
+            _triton_meta(kernel, wrapper_lines, live)
     with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
     if with_ir:
         record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
@@ -221,11 +223,11 @@ def _built_ir(raw: dict[str, Any], source: str, name: str, arch: Any) -> KernelI
     return kernel_ir(raw, source, name)
 
 
-def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:
-    """Heuristic, size hints and Inductor's meta from the source; the chosen config from the live kernel."""
+def _triton_meta(kernel: Kernel, lines: list[str], live: dict[str, Any]) -> None:
+    """Heuristic, size hints and Inductor's meta from the source; the chosen config from the live kernel.
+    ``lines``: the wrapper's lines."""
     kernel.meta.update(triton_meta.decorator_meta(kernel.source, kernel.name))
     kernel.meta.update(runtime.launch_config(live.get(kernel.name)))
-    lines = wrapper.splitlines()
     for number in kernel.wrapper_lines:
         values = triton_meta.call_arguments(lines[number - 1], kernel.name) if number <= len(lines) else []
         if values:
@@ -236,22 +238,47 @@ def _triton_meta(kernel: Kernel, wrapper: str, live: dict[str, Any]) -> None:
             break
 
 
-def _members(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], scheduled: list[str]) -> list[LoopIRNode]:
+class _Index:
+    """One graph's loop-IR nodes by name and by origin, and its FX nodes by name, made once for all its
+    kernels: searching the lists per kernel made assembling grow with the square of the model."""
+
+    def __init__(self, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> None:
+        self.loop_ir = loop_ir
+        self.named: dict[str, list[int]] = {}  # name -> positions in loop_ir
+        self.made_from: dict[str, list[int]] = {}  # post-grad node -> positions of the nodes it is an origin of
+        for position, node in enumerate(loop_ir):
+            self.named.setdefault(node.name, []).append(position)
+            if not node.eliminated:
+                for origin in dict.fromkeys(node.origins):
+                    self.made_from.setdefault(origin, []).append(position)
+        self.post_grad = {n.name: n for n in post_grad.nodes}
+        self.fx = {n.name: n for n in fx.nodes}
+
+    def named_in_order(self, names: list[str]) -> list[LoopIRNode]:
+        """The loop-IR nodes called one of ``names``, in the graph's order."""
+        return self._at(p for name in set(names) for p in self.named.get(name, ()))
+
+    def made_from_any(self, origins: list[str]) -> list[LoopIRNode]:
+        """The loop-IR nodes (not eliminated) with one of ``origins``, in the graph's order."""
+        return self._at(p for origin in set(origins) for p in self.made_from.get(origin, ()))
+
+    def _at(self, positions: Any) -> list[LoopIRNode]:
+        return [self.loop_ir[p] for p in sorted(set(positions))]
+
+
+def _members(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[str]) -> list[LoopIRNode]:
     """The loop-IR nodes a kernel implements: as codegen reported them, else inferred from origins and text."""
     if scheduled:
-        exact = set(scheduled)
-        return [n for n in loop_ir if n.name in exact]
-    wanted = set(kernel.post_grad_nodes)
-    candidates = [n for n in loop_ir if not n.eliminated and wanted.intersection(n.origins)]
+        return index.named_in_order(scheduled)
+    candidates = index.made_from_any(kernel.post_grad_nodes)
     if kernel.language == "extern":
         return [n for n in candidates if n.kind == "extern"] or candidates
     source_lines = {line.strip() for line in kernel.lines}
     return [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
 
 
-def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage,
-            scheduled: list[str]) -> None:
-    members = _members(kernel, record, loop_ir, scheduled)
+def _attach(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[str]) -> None:
+    members = _members(kernel, record, index, scheduled)
     kernel.loop_ir = [n.name for n in members]
     first = next((n.group for n in members if n.group), None)  # the group of the first call
     kernel.group = first
@@ -259,8 +286,7 @@ def _attach(kernel: Kernel, record: InnerRecord, loop_ir: list[LoopIRNode], post
         kernel.post_grad_nodes = list(dict.fromkeys(o for n in members for o in n.origins)) or kernel.post_grad_nodes
     if kernel.language != "extern":
         kernel.line_nodes = _line_nodes(kernel, members, record.node_lines)
-    by_name = {n.name: n for n in post_grad.nodes}
-    fx_by_name = {n.name: n for n in fx.nodes}
+    by_name, fx_by_name = index.post_grad, index.fx
     pg_nodes = [by_name[name] for name in kernel.post_grad_nodes if name in by_name]
     pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
     kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))

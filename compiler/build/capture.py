@@ -126,7 +126,7 @@ class _Recorder:
             return
         if not path:
             self.enter("scheduling")
-        records = [scheduler_ir.loop_ir_record(n, names.name_of) for n in nodes]
+        records = scheduler_ir.loop_ir_records(nodes, names.name_of)
         self.current.loop_ir += records
         self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
 
