@@ -50,3 +50,21 @@ def test_cuda_chrome_trace_names_gpu_kernels_by_id(tmp_path, block):
     trace = json.loads(p.export_chrome_trace(tmp_path / "t.json").read_text())
     gpu_names = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "kernel"}
     assert {k for k, ref in p.kernels.items() if ref.language == "triton"} <= gpu_names
+
+
+def test_cuda_training_step_attributes_forward_and_backward_graphs():
+    # The backward graph runs on autograd's device thread: its kernels are found under its own graph
+    # mark there. Every graph gets time, and what stays unattributed is named.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(TransformerBlock(256, 4), TransformerBlock(256, 4)).cuda()
+    x = torch.randn(4, 128, 256, device="cuda", requires_grad=True)
+    c = explorer.compile(model, x, backward=True)
+    p = c.profile(runs=5, warmup=1)
+    assert len(c.graphs) == 2
+    for graph in c.graphs:
+        assert sum(ms for key, ms in p.kernel_ms.items() if p.kernels[key].graph == graph.id) > 0, graph.id
+    assert p.attributed_ms >= 0.95 * p.total_ms, (p, p.unattributed)
+    assert sum(p.unattributed.values()) == pytest.approx(p.unattributed_ms, abs=1e-6)
+    triton = [key for key, ref in p.kernels.items() if ref.language == "triton"]
+    assert all(p.kernel_calls[key] >= 1 for key in triton), {k: p.kernel_calls[k] for k in triton}
+    assert p.timeline and all(start >= 0 and duration > 0 for _, start, duration in p.timeline)
