@@ -11,7 +11,7 @@ writes them as JSON with ``--out``.
 
     python benchmarks/sweep.py [--dim 768 --seq 512 --batch 8] [--out sweep.json]
 
-On a machine without a GPU it runs on the CPU (2 workers), with ``--dim 64 --seq 16 --batch 2`` a
+On a machine without a GPU it runs on the CPU (2 workers), with ``--dim 64 --heads 4 --seq 16 --batch 2`` a
 quick check that the script works.
 """
 

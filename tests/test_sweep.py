@@ -110,6 +110,27 @@ def test_a_crashed_worker_fails_its_point_and_cancel_keeps_finished_rows():
     assert cancelled.status == "cancelled" and result.cancelled
 
 
+def slow_to_exit(x, pid_file):
+    """Writes its worker's pid, and makes that worker take seconds to exit (as CUDA's teardown can)."""
+    import atexit
+    import time
+
+    if not getattr(slow_to_exit, "registered", False):
+        slow_to_exit.registered = True
+        atexit.register(time.sleep, 6)
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    return (x * 2).sum(0)
+
+
+def test_the_sweep_returns_without_waiting_for_its_workers_to_exit(tmp_path):
+    pid_file = str(tmp_path / "worker.pid")
+    result = explorer.sweep(slow_to_exit, torch.randn(4, 4), pid_file, configs=[{}], workers=1, runs=1, check=False)
+    assert [r.status for r in result.rows] == ["ok"]
+    pid = int(open(pid_file).read())
+    os.kill(pid, 0)  # still exiting (raises ProcessLookupError once it is gone)
+
+
 def test_bad_requests_fail_before_any_worker(monkeypatch):
     with pytest.raises(SweepError, match="unknown toggle 'max_autotun'"):
         explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotun": [True]})

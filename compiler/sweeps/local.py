@@ -166,9 +166,11 @@ class LocalEngine:
                     worker = None
                 events.put(("done", slot.name, result))
         finally:
+            # Every row of this worker is in: the sweep need not wait for the process to exit (tearing
+            # down CUDA and Inductor's compile workers takes seconds), which this thread still reaps.
+            events.put(("exit", slot.name))
             if worker is not None:
                 self._drop(slot, worker, kill=self.stopping.is_set())
-            events.put(("exit", slot.name))
 
     def _start(self, slot: Slot, data: bytes) -> _Worker:
         worker = _Worker(slot, data)
