@@ -112,7 +112,7 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
                                  attributed.unattributed, attributed.timeline, cuda)
             result._gpu_kernel_keys = attributed.key_of_correlation
         else:
-            result = attribute(c, refs, prof.events(), runs, cuda)
+            result = attribute_cpu(c, refs, prof.events(), runs)
     result.warmup = warmup
     result.wall_ms = 1e3 * sum(walls) / runs
     result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -123,9 +123,11 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
 # ------------------------------------------------------------------------------------------ attribution
 
 
-class _Attribution:
-    def __init__(self, c: Any, refs: dict[str, KernelRef], cuda: bool) -> None:
-        self.cuda = cuda
+class _CpuAttribution:
+    """A CPU profile's events, from torch's event tree: the explorer's kernel marks and the operators
+    directly inside each graph call."""
+
+    def __init__(self, c: Any, refs: dict[str, KernelRef]) -> None:
         self.key_of_label = {_label(r.graph, r.kernel): key for key, r in refs.items()}
         self.graph_of_label = {_label(r.graph, r.kernel): r.graph for r in refs.values()}
         self.externs = externs_in_wrapper_order(c, refs)  # graph id -> [(key, op name)] in wrapper order
@@ -136,8 +138,9 @@ class _Attribution:
         self.total_us = 0.0
         self.timeline: list[list[Any]] = []
 
-    def time_of(self, event: Any) -> float:
-        return float(event.device_time_total) if self.cuda else float(event.cpu_time_total)
+    @staticmethod
+    def time_of(event: Any) -> float:
+        return float(event.cpu_time_total)
 
     def _flatten(self, event: Any) -> Iterable[Any]:
         """Direct work of a graph call: our kernel marks and operators, looking through plain annotations."""
@@ -168,7 +171,7 @@ class _Attribution:
                 key = pending.pop(0)[0]
             spent = self.time_of(item)
             if key is None:
-                self._unexplained(item)
+                self.unattributed[item.name] += spent
                 continue
             self.kernel_us[key] += spent
             self.calls[key] += 1
@@ -177,25 +180,13 @@ class _Attribution:
                 self.timeline.append([key, round(item.time_range.start - origin_us, 3), round(spent, 3)])
         total = self.time_of(call)
         self.total_us += total
-        if not self.cuda:  # the wrapper's own Python between kernels and operators
-            listed = sum(self.time_of(i) for i in items)
-            self.unattributed["wrapper Python code"] += max(0.0, total - listed)
-
-    def _unexplained(self, event: Any) -> None:
-        if not self.cuda:
-            self.unattributed[event.name] += self.time_of(event)
-            return
-        stack = [event]
-        while stack:
-            e = stack.pop()
-            for k in getattr(e, "kernels", []) or []:
-                self.unattributed[k.name] += float(k.duration)
-            stack.extend(e.cpu_children)
+        listed = sum(self.time_of(i) for i in items)  # the rest: the wrapper's own Python between them
+        self.unattributed["wrapper Python code"] += max(0.0, total - listed)
 
 
-def attribute(c: Any, refs: dict[str, KernelRef], events: Any, runs: int, cuda: bool) -> Profile:
-    """Turn the profiler's events of ``runs`` runs into a Profile of compilation ``c``."""
-    work = _Attribution(c, refs, cuda)
+def attribute_cpu(c: Any, refs: dict[str, KernelRef], events: Any, runs: int) -> Profile:
+    """Turn the profiler's events of ``runs`` runs on CPU into a Profile of compilation ``c``."""
+    work = _CpuAttribution(c, refs)
     marks = sorted((e for e in events if e.name == RUN_MARK), key=lambda e: e.time_range.start)
     calls = sorted((e for e in events if e.name.startswith(_GRAPH_CALL)), key=lambda e: e.time_range.start)
     last = marks[-1] if marks else None
@@ -204,7 +195,8 @@ def attribute(c: Any, refs: dict[str, KernelRef], events: Any, runs: int, cuda: 
     for call in calls:
         in_last = last is not None and last.time_range.start <= call.time_range.start <= last.time_range.end
         work.add_graph_call(call, last.time_range.start if in_last else None)
-    return _profile_of(c, refs, runs, work.kernel_us, work.calls, work.total_us, work.unattributed, work.timeline, cuda)
+    return _profile_of(c, refs, runs, work.kernel_us, work.calls, work.total_us, work.unattributed, work.timeline,
+                       cuda=False)
 
 
 def _profile_of(c: Any, refs: dict[str, KernelRef], runs: int, kernel_us: dict[str, float], calls: dict[str, int],
