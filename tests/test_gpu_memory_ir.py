@@ -42,7 +42,11 @@ def test_capture_leaves_the_disassembly_line_maps_and_wrapper_fx_for_first_use(m
     real, calls = sass.disassemble, []
     monkeypatch.setattr(sass, "disassemble", lambda cubin: calls.append(1) or real(cubin))
     real_convert, conversions = converter.convert, []
-    monkeypatch.setattr(converter, "convert", lambda planned: conversions.append(1) or real_convert(planned))
+    monkeypatch.setattr(converter, "convert", lambda planned, loaded: conversions.append(1) or real_convert(planned, loaded))
+    from torch._inductor.codegen.wrapper_fxir import FxConverter
+
+    real_import, imports = FxConverter._import_kernel, []
+    monkeypatch.setattr(FxConverter, "_import_kernel", lambda self, code, name: imports.append(name) or real_import(self, code, name))
     x = torch.randn(1024, 1024, device="cuda")
     c = explorer.compile(workloads.reduction_with_pointwise, x)
     kernels = [k for k in c.kernels if k.language == "triton"]
@@ -51,6 +55,7 @@ def test_capture_leaves_the_disassembly_line_maps_and_wrapper_fx_for_first_use(m
     assert "sass" in kernels[0].ir.stages and len(calls) == 1 and kernels[0].ir.pending is None
     loaded = explorer.load(c.save(tmp_path / "trace.json"))
     assert len(calls) == len(kernels) and len(conversions) == 1
+    assert imports == []  # the converter took the kernels the compiled wrapper loaded: none imported again
     assert all(k.ir.line_map for k in loaded.kernels if k.language == "triton")
     assert [n.kernel for n in loaded.graphs[0].wrapper.fx.kind("kernel")] == [k.id for k in kernels]
 

@@ -59,7 +59,7 @@ def test_capture_leaves_the_conversion_for_first_read(monkeypatch, tmp_path):
     from compiler._torch import wrapper_fx as converter
 
     real, calls = converter.convert, []
-    monkeypatch.setattr(converter, "convert", lambda planned: calls.append(planned) or real(planned))
+    monkeypatch.setattr(converter, "convert", lambda planned, loaded: calls.append(planned) or real(planned, loaded))
 
     def project(x, w1, w2):
         return (x @ w1) @ w2.t()
@@ -145,3 +145,30 @@ def test_explorer_refuses_to_capture_an_fx_wrapper_compile():
     with explorer.fx_wrapper_backend("cpu", lambda gm: gm.forward):
         with pytest.raises(ToggleError, match="g.wrapper.fx"):
             explorer.compile(workloads.reduction_with_pointwise, x)
+
+
+def test_the_converter_takes_the_kernels_the_compiled_wrapper_loaded(monkeypatch):
+    # Importing each kernel again waited on Inductor's compile workers (seconds per graph at save):
+    # the converter is handed the loaded kernel objects, and imports only what is missing.
+    from compiler._torch import wrapper_fx
+
+    converter = wrapper_fx._converter_class()
+    imported = []
+    monkeypatch.setattr(converter, "_import_kernel", lambda self, code, name: imported.append(name) or f"fresh {name}")
+
+    class Loaded:
+        fn = None
+        ensured = 0
+
+        def run(self, *args, **kwargs):
+            raise AssertionError("the converter does not launch kernels")
+
+        def _ensure_kernel_loaded(self):
+            self.ensured += 1
+
+    loaded = Loaded()
+    with wrapper_fx.kernels_with_python_functions({"triton_poi_fused_0": loaded}):
+        assert converter._import_kernel(None, "code", "triton_poi_fused_0") is loaded
+        assert converter._import_kernel(None, "code", "triton_poi_fused_1") == "fresh triton_poi_fused_1"
+    assert imported == ["triton_poi_fused_1"] and loaded.ensured == 1
+    assert converter._import_kernel(None, "code", "triton_poi_fused_0") == "fresh triton_poi_fused_0"  # put back

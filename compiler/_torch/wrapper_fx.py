@@ -13,8 +13,9 @@ lines, the module prologue, the graph's inputs and outputs, the graph and fake m
 whether kernels are tuned at compile time), and ``convert`` runs it when ``g.wrapper.fx`` is first read.
 Run inside the compile it cost more than the compile (it imports every kernel and waits for it).
 
-Side effects, each undone or bounded: the converter imports every Triton kernel a second time
-through ``PyCodeCache`` (Triton's on-disk cache makes that a load, not a compile) and registers the
+Side effects, each undone or bounded: the converter is handed the kernel objects the compiled
+wrapper loaded (importing each kernel again through ``PyCodeCache`` waited on Inductor's compile
+workers: seconds per graph at save); only a kernel not found there is imported again. It registers the
 kernels in the higher-order-op kernel side table; the entries it added are removed afterwards, so the
 table is as it was (the live GraphModule is then for reading: its launches name kernels by table index).
 
@@ -28,7 +29,7 @@ import contextlib
 import operator
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import torch
 
@@ -149,8 +150,9 @@ def _unsupported_kernel(converter: Any, lines: list[Any]) -> str | None:
 
 
 @contextlib.contextmanager
-def kernels_with_python_functions() -> Iterator[None]:
-    """For the block, FxConverter's kernel import gives kernels with their Python function.
+def kernels_with_python_functions(loaded: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """For the block, FxConverter's kernel import gives the kernel of that name in ``loaded`` (what the
+    compiled wrapper holds), else imports it, and gives kernels with their Python function.
 
     Kernels compiled in Inductor's compile workers come back without it (``prepare_for_pickle`` drops
     ``JITFunction.fn``), and the converter's ``wrap_triton`` reads it: without this, any compile after
@@ -158,12 +160,17 @@ def kernels_with_python_functions() -> Iterator[None]:
     it again (``_reload_kernel``)."""
     converter_class = _converter_class()
     original = getattr(converter_class, "_import_kernel", None)
+    loaded = loaded or {}
     if original is None:
         yield
         return
 
     def import_kernel(self: Any, code: str, kernel_name: str) -> Any:
-        kernel = original(self, code, kernel_name)
+        kernel = loaded.get(kernel_name)
+        if kernel is None or not callable(getattr(kernel, "run", None)):
+            kernel = original(self, code, kernel_name)
+        elif callable(getattr(kernel, "_ensure_kernel_loaded", None)):
+            kernel._ensure_kernel_loaded()
         jit = getattr(kernel, "fn", None)
         if jit is not None and getattr(jit, "fn", True) is None and callable(getattr(kernel, "_reload_kernel", None)):
             kernel.fn = kernel._reload_kernel().fn
@@ -217,8 +224,9 @@ def _as_in_the_compile(planned: PlannedWrapper) -> Iterator[None]:
         yield
 
 
-def convert(planned: PlannedWrapper) -> dict[str, Any]:
-    """Run Inductor's FxConverter on a planned wrapper's lines.
+def convert(planned: PlannedWrapper, loaded: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run Inductor's FxConverter on a planned wrapper's lines; ``loaded``: kernel name -> the kernel
+    object the compiled wrapper holds (imported again where missing).
 
     Returns {"status": "built", "module", "code", "nodes", "seconds", "dropped_lines"} or
     {"status": "unsupported" | "failed", "reason"}.
@@ -237,7 +245,7 @@ def convert(planned: PlannedWrapper) -> dict[str, Any]:
             refusal = _unsupported_kernel(converter, planned.lines)
             if refusal is not None:
                 return {"status": "unsupported", "reason": refusal}
-            with _kernel_table_restored(), kernels_with_python_functions():
+            with _kernel_table_restored(), kernels_with_python_functions(loaded):
                 gm = converter.generate()
                 nodes = _describe(gm)
     except Exception as error:

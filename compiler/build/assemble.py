@@ -78,7 +78,8 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
     )
     memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
     if record.wrapper_fx is not None:
-        wrapper.fx_pending = functools.partial(_wrapper_fx, record.wrapper_fx, kernels, loop_ir, memory)
+        wrapper.fx_pending = functools.partial(_wrapper_fx, record.wrapper_fx, kernels, loop_ir, memory,
+                                               record.compiled_fn)
     graph = GraphCapture(
         index=index, kind=record.kind, dynamo_graph=record.dynamo_index, fx=fx, post_grad=post_grad,
         loop_ir=loop_ir, fused=fused, kernels=kernels, wrapper=wrapper, autotune=list(record.autotune),
@@ -94,9 +95,13 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
 
 
 def _wrapper_fx(planned: fx_converter.PlannedWrapper, kernels: list[Kernel], loop_ir: list[LoopIRNode],
-                memory: Any) -> Any:
-    """g.wrapper.fx on first read: Inductor's converter run on the planned lines, linked to kernel ids."""
-    return wrapper_fx(fx_converter.convert(planned), kernels, loop_ir, memory)
+                memory: Any, compiled_fn: Any) -> Any:
+    """g.wrapper.fx on first read: Inductor's converter run on the planned lines, with the kernels the
+    compiled wrapper loaded, linked to kernel ids."""
+    names = [k.name for k in kernels if k.language in ("triton", "template")]
+    loaded = runtime.wrapper_globals(compiled_fn, names) if compiled_fn is not None and names else {}
+    kernel_objects = {name: loaded[name] for name in names if name in loaded}
+    return wrapper_fx(fx_converter.convert(planned, kernel_objects), kernels, loop_ir, memory)
 
 
 def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
