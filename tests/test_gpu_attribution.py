@@ -70,12 +70,11 @@ def test_gpu_activities_go_to_the_kernel_or_extern_call_that_launched_them(compi
     d = r.launch(mark, second, 3_700, 300, 1, 1_000)  # directly under the graph mark: found by its CUDA name
     e = r.launch(mark, "unexpected_memset", 4_000, 50, 1, 1_100)
     # the same graph called on another thread (autograd's device thread), and work outside any graph
-    mark2 = r.host(GRAPH + graph.id, 2, 5_200, 6_000)
+    r.host(GRAPH + graph.id, 2, 5_200, 6_000)
     launch2 = r.host(first, 2, 5_300, 5_400)
     f = r.launch(launch2, first, 6_100, 400, 2, 5_350)
     outside = r.host("aten::add", 1, 7_000, 7_100)
     r.launch(outside, "vectorized_add", 7_200, 500, 1, 7_050)
-    assert mark2
 
     out = attribute_gpu(c, refs, r.events, RUN, GRAPH)
 

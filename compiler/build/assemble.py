@@ -98,10 +98,13 @@ def _wrapper_fx(planned: fx_converter.PlannedWrapper, kernels: list[Kernel], loo
                 memory: Any, compiled_fn: Any) -> Any:
     """g.wrapper.fx on first read: Inductor's converter run on the planned lines, with the kernels the
     compiled wrapper loaded, linked to kernel ids."""
+    return wrapper_fx(fx_converter.convert(planned, _loaded_kernels(kernels, compiled_fn)), kernels, loop_ir, memory)
+
+
+def _loaded_kernels(kernels: list[Kernel], compiled_fn: Any) -> dict[str, Any]:
+    """The compiled wrapper's namespace, where its Triton kernels are bound by name ({} when none is)."""
     names = [k.name for k in kernels if k.language in ("triton", "template")]
-    loaded = runtime.wrapper_globals(compiled_fn, names) if compiled_fn is not None and names else {}
-    kernel_objects = {name: loaded[name] for name in names if name in loaded}
-    return wrapper_fx(fx_converter.convert(planned, kernel_objects), kernels, loop_ir, memory)
+    return runtime.wrapper_globals(compiled_fn, names) if compiled_fn is not None and names else {}
 
 
 def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
@@ -189,8 +192,7 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         if name not in defined:
             kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
                                   wrapper_lines=[definition.lines[0]] + definition.calls))
-    names = [k.name for k in kernels if k.language in ("triton", "template")]
-    live = runtime.wrapper_globals(record.compiled_fn, names) if record.compiled_fn is not None and names else {}
+    live = _loaded_kernels(kernels, record.compiled_fn)
     index = _Index(loop_ir, post_grad, fx)
     wrapper_lines = record.wrapper.splitlines()
     for kernel in kernels:

@@ -171,9 +171,9 @@ class Wrapper(Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
     fx: Any = None  # WrapperFx (compiler/model/wrapper_fx.py): the same wrapper as an FX graph, or why not
-    # Set by a live capture: makes ``fx`` when it is first read (saving a trace reads it). Inductor's FX
-    # converter imports every kernel again and waits for it, which would cost a capture more than the
-    # compile itself, for a view few people open.
+    # Set by a live capture: makes ``fx`` when it is first read (saving a trace reads it). Running
+    # Inductor's FX converter inside the capture cost more than the compile itself, for a view few
+    # people open.
     fx_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def __getattribute__(self, name: str) -> Any:
