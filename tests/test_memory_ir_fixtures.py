@@ -145,6 +145,8 @@ def test_saved_traces_pack_ir_and_wrappers_and_unpack_them_when_read(tmp_path):
     assert any(bodies.values()) and {n.name: n.body for n in loaded.graphs[0].loop_ir} == bodies
     assert parts.get(f"{gid}/loop_ir_bodies") == bodies
     assert [n["name"] for n in parts.get(f"{gid}/loop_ir")] == list(bodies)
+    keys = list(parts.keys())
+    assert len(keys) == len(set(keys)) and "loop_ir_bodies" not in parts.summary()["graphs"][0]["parts"]
 
 
 def test_a_packed_ir_that_does_not_decompress_says_so(tmp_path):

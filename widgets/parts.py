@@ -42,7 +42,7 @@ STAGE_PARTS = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "aut
 GRAPH_STAGES = ("fx", "post_grad")  # the stages drawn as graphs, each with an outline part
 OUTLINE_FIELDS = ("name", "op", "target", "shape", "dtype", "module", "inputs")  # what a first drawing reads
 CODED_FIELDS = ("op", "target", "shape", "dtype", "module")
-_GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused"}
+_GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused", "loop_ir_bodies"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
 
 
