@@ -2,9 +2,19 @@
 
 Each round compiles every workload three ways in one process, in rotating order, with Inductor's caches
 bypassed for all three (``force_disable_caches``) and Dynamo reset before each compile, and times
-compile + first run. Prints the median ratios explorer/plain and debug/plain per workload and overall.
+compile + first run. Prints the median ratios explorer/plain and debug/plain per workload and overall,
+and the median of each round's own explorer/plain ratio (the two compiles of a round ran side by side).
 
-    python benchmarks/capture_overhead.py [--rounds 5] [--device cuda] [--layers 24] [--no-debug]
+The first rounds (``--warmup``, not counted) pay what a process pays once: imports, Inductor's compile
+workers starting, lazily built tables. On a GPU the first three compiles of each mode still ran up to
+2x slower than later ones, so two warm-up rounds are the default.
+
+``--idle S`` pauses S seconds before every compile and makes Inductor's Triton compile workers quiesce
+after S/2 idle seconds (instead of 60), so every compile meets sleeping workers, as a notebook's compile
+does after a minute's pause between cells.
+
+    python benchmarks/capture_overhead.py [--rounds 5] [--warmup 2] [--device cuda] [--layers 24] [--no-debug]
+                                          [--idle 4]
 
 ``--layers N`` adds a training step (forward + backward) of N transformer blocks (d=256, 8x256 tokens).
 """
@@ -73,8 +83,12 @@ def explore(fn, args, backward: bool) -> None:
 MODES = {"plain": plain, "explorer": explore, "debug": debug_dump}
 
 
+IDLE = {"seconds": 0.0}
+
+
 def timed(mode, fn, args, backward: bool) -> float:
     torch._dynamo.reset()
+    time.sleep(IDLE["seconds"])
     start = time.perf_counter()
     with torch.set_grad_enabled(backward):
         MODES[mode](fn, args, backward)
@@ -87,16 +101,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--warmup", type=int, default=2, help="rounds run first and not counted")
     parser.add_argument("--layers", type=int, default=0, help="also a training step of this many blocks")
     parser.add_argument("--no-debug", action="store_true", help="skip the debug-dump mode")
+    parser.add_argument("--idle", type=float, default=0.0, help="seconds of pause before each compile")
     args = parser.parse_args()
     if args.no_debug:
         del MODES["debug"]
+    if args.idle:
+        IDLE["seconds"] = args.idle
+        with inductor_config.patched({"quiesce_async_compile_time": args.idle / 2}):  # read when the pool starts
+            measure(args)
+    else:
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     loads = workloads(args.device, args.layers)
     first = {}
-    for name, (fn, inputs, backward) in loads.items():  # warm-up: first compile in a process pays imports
+    for name, (fn, inputs, backward) in loads.items():  # warm-up: the first compile in a process pays imports
         for mode in MODES:
             first[(name, mode)] = timed(mode, fn, inputs, backward)
+    for _ in range(args.warmup - 1):
+        for name, (fn, inputs, backward) in loads.items():
+            for mode in MODES:
+                timed(mode, fn, inputs, backward)
     times = {(w, m): [] for w in loads for m in MODES}
     order = list(MODES)
     for r in range(args.rounds):
@@ -105,17 +134,18 @@ def main() -> None:
                 times[(name, mode)].append(timed(mode, fn, inputs, backward))
     print(f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds (medians); "
           f"first compile in the process: " + ", ".join(f"{n} {m} {t:.2f}s" for (n, m), t in first.items()))
-    print(f"{'workload':<24}{'plain s':>10}{'explorer/plain':>16}{'min ratio':>11}{'debug/plain':>14}")
+    print(f"{'workload':<24}{'plain s':>10}{'explorer/plain':>16}{'paired':>9}{'min ratio':>11}{'debug/plain':>14}")
     ratios_e, ratios_d = [], []
     for name in loads:
         p = statistics.median(times[(name, "plain")])
         e = statistics.median(times[(name, "explorer")]) / p
         low = min(times[(name, "explorer")]) / min(times[(name, "plain")])
+        paired = statistics.median(e_t / p_t for e_t, p_t in zip(times[(name, "explorer")], times[(name, "plain")]))
         d = statistics.median(times[(name, "debug")]) / p if "debug" in MODES else float("nan")
         ratios_e.append(e)
         ratios_d.append(d)
-        print(f"{name:<24}{p:>10.2f}{e:>16.3f}{low:>11.3f}{d:>14.3f}")
-    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>11}{statistics.median(ratios_d):>14.3f}")
+        print(f"{name:<24}{p:>10.2f}{e:>16.3f}{paired:>9.3f}{low:>11.3f}{d:>14.3f}")
+    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>9}{'':>11}{statistics.median(ratios_d):>14.3f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import explorer
 from compiler import CompileError, ToggleError, TraceFormatError
 from compiler.io import trace as serialize
 from compiler.build import toggles
-from compiler._torch import fusion_log
+from compiler._torch import benchmark_harness, fusion_log
 from tests import workloads
 
 
@@ -151,6 +153,50 @@ def test_capture_leaves_global_state_as_found(reduction_compilation):
     assert _global_state() == before
     other(x)
     assert len(calls) == 1  # the other function's Dynamo cache survived both captures
+
+
+def test_inductors_module_path_notice_stays_out_of_stderr(capsys):
+    """A GPU capture turns on benchmark_kernel, under which Inductor prints the compiled module's path for
+    every graph; plain torch.compile prints nothing, so neither does the capture (other writes pass)."""
+    x = torch.randn(4, 4)
+    explorer.compile(workloads.reduction_with_pointwise, x, config={"benchmark_kernel": True})
+    assert "Compiled module path" not in capsys.readouterr().err
+    with inductor_config.patch(benchmark_kernel=True, force_disable_caches=True):  # the notice itself, unfiltered
+        torch._dynamo.reset()
+        torch.compile(workloads.reduction_with_pointwise)(x)
+    assert "Compiled module path: " in capsys.readouterr().err
+
+
+def test_kernel_harness_imports_dynamo_only_when_get_args_runs():
+    """Every compile worker loads each kernel module; in a capture the harness's Dynamo import waits until
+    get_args() runs. Inductor's method is back as found afterwards."""
+    from torch._inductor.codegen.triton import TritonKernel
+    from torch._inductor.virtualized import V
+
+    found = TritonKernel.__dict__["imports_for_benchmark_kernel"]
+    graph = types.SimpleNamespace(device_ops=types.SimpleNamespace(import_get_raw_stream_as=lambda name: f"{name} = None"))
+    with V.set_graph_handler(graph):
+        eager = TritonKernel.imports_for_benchmark_kernel(None)
+        with benchmark_harness.lazy_harness_import():
+            lazy = TritonKernel.imports_for_benchmark_kernel(None)
+    assert benchmark_harness.EAGER_IMPORT in eager.splitlines()
+    assert benchmark_harness.EAGER_IMPORT not in lazy.splitlines()
+    namespace: dict = {}
+    exec(lazy, namespace)
+    assert namespace["rand_strided"]((2, 3), (1, 2)).stride() == (1, 2)
+    assert TritonKernel.__dict__["imports_for_benchmark_kernel"] is found
+
+
+def test_notice_filter_passes_other_writes_through(capsys):
+    found = sys.stderr
+    with benchmark_harness.quiet_module_path():
+        print("Compiled module path: /tmp/x.py", file=sys.stderr)
+        print("a warning\n", end="", file=sys.stderr)
+        print("\n", end="", file=sys.stderr)
+        sys.stderr.flush()
+    err = capsys.readouterr().err
+    assert err == "a warning\n\n"
+    assert sys.stderr is found
 
 
 def test_repeated_captures_do_not_pile_up_recompiles():

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import explorer
+from compiler._torch import benchmark_harness
 from tests import gpu_edits, workloads
 
 pytestmark = pytest.mark.gpu
@@ -37,6 +38,16 @@ def test_capture_on_cuda_gives_triton_kernels_with_provenance(pointwise):
     assert kernel.meta["heuristic"] in ("reduction", "persistent_reduction")
     assert kernel.meta["num_warps"] >= 1 and kernel.meta["grid"][0] >= 1
     assert c.device == "cuda" and c.triton
+
+
+def test_the_kernel_harness_costs_no_stderr_line_and_no_import_in_compile_workers(capsys):
+    x = torch.randn(64, 64, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x)
+    source = _triton(c)[0].source
+    assert "def get_args" in source  # the harness is there, so Inductor printed the notice
+    assert "Compiled module path" not in capsys.readouterr().err
+    assert benchmark_harness.EAGER_IMPORT not in source.splitlines()
+    assert benchmark_harness.LAZY_IMPORT.splitlines()[0] in source.splitlines()
 
 
 def test_max_autotune_records_choices_and_counts_them_as_progress():

@@ -6,8 +6,8 @@ import contextlib
 import types
 from typing import Any, Callable, Iterator
 
-from . import (autotune, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines, kernel_nodes,
-               module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
+from . import (autotune, benchmark_harness, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines,
+               kernel_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -43,6 +43,7 @@ def capture_hooks(
         values.update(scheduler_passes.config_values(on_pre_fusion, on_post_fusion))
     with contextlib.ExitStack() as stack:
         stack.enter_context(inductor_config.patched(values))
+        stack.enter_context(benchmark_harness.side_effects_removed(bool(values.get("benchmark_kernel"))))
         stack.enter_context(output_code.on_output_code(on_output_code))
         stack.enter_context(kernel_lines.on_node_lines(on_node_lines))
         stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))

@@ -1,0 +1,108 @@
+"""Capture cost as a notebook session meets it: each mode alone in its own fresh process.
+
+``capture_overhead.py`` alternates plain and explorer compiles in one process, so whatever one mode
+warms up (imports, Inductor's Triton compile workers and what they have imported) the other one
+inherits. A notebook runs one of them. Here every process runs a single mode: ``--compiles`` compiles
+back to back (a transformer block and an MLP in turn, Dynamo reset and Inductor's caches bypassed
+before each), then ``--after-idle`` more with a pause before each, long enough that Inductor's compile
+workers have quiesced (they do after ``quiesce_async_compile_time``: 60 s by default, 2 s here, so the
+pause is 4 s rather than a minute). Processes run alternately, ``--processes`` per mode.
+
+Per mode it prints the median compile + first run time and the median of Inductor's wait for its
+Triton compile workers (``async_compile.wait``), over the compiles after the first two of each process
+(they pay the imports and compile kernels in the main process while the worker pool starts), and the
+ratio to plain.
+
+``--eager-import`` adds a third mode: the capture with the kernel harness's Dynamo import back at the top
+of each kernel module (as Inductor writes it), which every compile worker then runs.
+
+    python benchmarks/capture_sessions.py [--device cuda] [--processes 2] [--compiles 8] [--after-idle 4]
+                                          [--eager-import]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUIESCE_S = 2.0
+SKIPPED = 2  # compiles per process left out of the medians
+
+
+def session(mode: str, device: str, compiles: int, after_idle: int) -> list[dict]:
+    """Run in a fresh process: one mode's compiles, as JSON lines (seconds, wait, idle or not)."""
+    import contextlib
+
+    from torch._dynamo import utils as dynamo_utils
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import capture_overhead as co
+
+    import explorer
+    from compiler._torch import benchmark_harness, inductor_config
+
+    explorer.progress.off()
+    if mode == "eager-import":
+        benchmark_harness.lazy_harness_import = contextlib.nullcontext
+    run = "plain" if mode == "plain" else "explorer"
+    loads = list(co.workloads(device, 0).items())
+    rows = []
+    with inductor_config.patched({"quiesce_async_compile_time": QUIESCE_S}):  # read when the pool starts
+        for number in range(compiles + after_idle):
+            idle = number >= compiles
+            co.IDLE["seconds"] = 2 * QUIESCE_S if idle else 0.0
+            name, (fn, args, backward) = loads[number % len(loads)]
+            seconds = co.timed(run, fn, args, backward)
+            wait = sum(dynamo_utils.compilation_time_metrics.get("async_compile.wait", []))
+            rows.append({"mode": mode, "workload": name, "number": number, "idle": idle, "s": seconds, "wait": wait})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--processes", type=int, default=2, help="fresh processes per mode")
+    parser.add_argument("--compiles", type=int, default=8, help="compiles back to back in each process")
+    parser.add_argument("--after-idle", type=int, default=4, help="compiles after a pause, in each process")
+    parser.add_argument("--eager-import", action="store_true", help="also the capture with the harness import eager")
+    parser.add_argument("--session", help=argparse.SUPPRESS)  # internal: run one mode here
+    args = parser.parse_args()
+    modes = ("plain", "explorer", "eager-import") if args.eager_import else ("plain", "explorer")
+    if args.session:
+        for row in session(args.session, args.device, args.compiles, args.after_idle):
+            print("ROW " + json.dumps(row), flush=True)
+        return
+    rows: list[dict] = []
+    for _ in range(args.processes):
+        for mode in modes:
+            out = subprocess.run([sys.executable, __file__, "--session", mode, "--device", args.device,
+                                  "--compiles", str(args.compiles), "--after-idle", str(args.after_idle)],
+                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout
+            rows += [json.loads(line[4:]) for line in out.splitlines() if line.startswith("ROW ")]
+    print(f"device {args.device}, {args.processes} fresh processes per mode, {args.compiles} compiles back to back "
+          f"+ {args.after_idle} after idling (first {SKIPPED} per process not counted)")
+    print(f"{'workload':<20}{'when':<6}{'mode':<14}{'s':>7}{'/ plain':>9}{'wait s':>8}")
+    ratios: dict[str, list[float]] = {mode: [] for mode in modes}
+    for workload in dict.fromkeys(r["workload"] for r in rows):
+        for idle in (False, True):
+            picked = {mode: [r for r in rows if r["mode"] == mode and r["workload"] == workload and r["idle"] == idle
+                             and r["number"] >= SKIPPED] for mode in modes}
+            if not all(picked.values()):
+                continue
+            plain = statistics.median(r["s"] for r in picked["plain"])
+            for mode, chosen in picked.items():
+                seconds = statistics.median(r["s"] for r in chosen)
+                ratios[mode].append(seconds / plain)
+                print(f"{workload:<20}{'idle' if idle else 'busy':<6}{mode:<14}{seconds:>7.2f}{seconds / plain:>9.3f}"
+                      f"{statistics.median(r['wait'] for r in chosen):>8.2f}")
+    for mode in modes[1:]:
+        print(f"median ratio, {mode}: {statistics.median(ratios[mode]):.3f}")
+
+
+if __name__ == "__main__":
+    main()
