@@ -145,7 +145,7 @@ def measure(args: argparse.Namespace) -> None:
         ratios_e.append(e)
         ratios_d.append(d)
         print(f"{name:<24}{p:>10.2f}{e:>16.3f}{paired:>9.3f}{low:>11.3f}{d:>14.3f}")
-    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>9}{'':>11}{statistics.median(ratios_d):>14.3f}")
+    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>20}{statistics.median(ratios_d):>14.3f}")
 
 
 if __name__ == "__main__":

@@ -174,7 +174,8 @@ def test_kernel_harness_imports_dynamo_only_when_get_args_runs():
     from torch._inductor.virtualized import V
 
     found = TritonKernel.__dict__["imports_for_benchmark_kernel"]
-    graph = types.SimpleNamespace(device_ops=types.SimpleNamespace(import_get_raw_stream_as=lambda name: f"{name} = None"))
+    device_ops = types.SimpleNamespace(import_get_raw_stream_as=lambda name: f"{name} = None")
+    graph = types.SimpleNamespace(device_ops=device_ops)
     with V.set_graph_handler(graph):
         eager = TritonKernel.imports_for_benchmark_kernel(None)
         with benchmark_harness.lazy_harness_import():

@@ -23,7 +23,7 @@ from typing import Any, Iterator, TextIO
 
 NOTICE = "Compiled module path: "  # torch/_inductor/graph.py, under ``if config.benchmark_kernel``
 EAGER_IMPORT = "from torch._dynamo.testing import rand_strided"
-LAZY_IMPORT = '''def rand_strided(*args, **kwargs):  # imports Dynamo when get_args() runs, not when a compile worker loads this
+LAZY_IMPORT = '''def rand_strided(*args, **kwargs):  # Dynamo is imported when get_args() runs, not at load
     from torch._dynamo.testing import rand_strided as make
     return make(*args, **kwargs)'''
 
