@@ -38,13 +38,11 @@ def session(mode: str, device: str, compiles: int, after_idle: int) -> list[dict
     """Run in a fresh process: one mode's compiles, as JSON lines (seconds, wait, idle or not)."""
     import contextlib
 
-    from torch._dynamo import utils as dynamo_utils
-
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import capture_overhead as co
 
     import explorer
-    from compiler._torch import benchmark_harness, inductor_config
+    from compiler._torch import benchmark_harness, inductor_config, timing
 
     explorer.progress.off()
     if mode == "eager-import":
@@ -58,7 +56,7 @@ def session(mode: str, device: str, compiles: int, after_idle: int) -> list[dict
             co.IDLE["seconds"] = 2 * QUIESCE_S if idle else 0.0
             name, (fn, args, backward) = loads[number % len(loads)]
             seconds = co.timed(run, fn, args, backward)
-            wait = sum(dynamo_utils.compilation_time_metrics.get("async_compile.wait", []))
+            wait = timing.since({}).get("async_compile.wait", 0.0)  # Dynamo's timers restart at each reset
             rows.append({"mode": mode, "workload": name, "number": number, "idle": idle, "s": seconds, "wait": wait})
     return rows
 
