@@ -22,3 +22,18 @@ def test_points_run_one_per_gpu_with_measured_peaks():
         assert row.peak_bytes > 0, row
         assert row.ok is not False and row.kernels >= 1, (row, row.max_error)
         assert result[row.index].device == "cuda"  # the point opens as a GPU compilation
+
+
+def test_a_points_kernel_ir_is_built_where_it_is_opened():
+    """The worker sends each Triton kernel's IR unbuilt; reading it disassembles it here; saving builds it."""
+    import json
+
+    x = torch.randn(256, 256, device="cuda")
+    result = explorer.sweep(workloads.matmul_relu, x, configs=[{}], runs=2, check=False)
+    trace = json.loads(result.traces[0])
+    irs = [k["ir"] for g in trace["graphs"] for k in g["kernels"] if k.get("ir")]
+    assert irs and all(list(ir) == ["raw"] for ir in irs)  # no SASS or line map was made in the worker
+    kernel = next(k for k in result[0].kernels if k.ir is not None)
+    assert kernel.ir.pending is not None
+    assert "LDG" in kernel.ir.stages["sass"]  # disassembled on this side
+    assert any(line is not None for line in kernel.ir.line_map["sass"])  # mapped back to the kernel's lines

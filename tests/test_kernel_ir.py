@@ -275,3 +275,70 @@ def test_ir_found_in_an_earlier_compiles_cache_entry_maps_to_the_file_it_names(t
     rebuilt = kernel_ir.kernel_ir(raw, kernel.source, kernel.name)
     assert rebuilt.source_file == named
     assert rebuilt.line_map == ir.line_map
+
+
+# --------------------------------------------------------------- raw IR: built where and when it is read
+
+
+@pytest.fixture
+def unbuilt(monkeypatch):
+    """The fixture's Triton kernel, freshly loaded, with its IR as a capture leaves it (texts and a cubin,
+    unbuilt) for a GPU of another arch; the disassembler gives back the fixture's SASS and counts its calls."""
+    from compiler.model.kernel_ir import KernelIR, RawKernelIR
+
+    c = explorer.load(FIXTURES / "triton_ir_sm90.json")
+    (kernel,) = [k for k in c.kernels if k.ir is not None]
+    built = kernel.ir
+    raw = {"texts": {s: t for s, t in built.stages.items() if s != "sass"}, "cubin": b"\x7fELF cubin bytes",
+           "meta": dict(built.meta), "source_file": built.source_file, "source_text": kernel.source, "notes": []}
+    calls = []
+
+    def disassemble(cubin):
+        calls.append(cubin)
+        return built.stages["sass"], "SASS from nvdisasm -c -g"
+
+    monkeypatch.setattr(sass, "disassemble", disassemble)
+    kernel.ir = KernelIR(pending=RawKernelIR(raw, kernel.source, kernel.name, 80))
+    return c, kernel, built, raw, calls
+
+
+def test_a_raw_kernel_ir_travels_unbuilt_and_is_built_where_it_is_first_read(unbuilt):
+    from compiler.io.trace import kernel_ir_from_json, kernel_ir_to_json
+
+    c, kernel, built, raw, calls = unbuilt
+    data = json.loads(json.dumps(kernel_ir_to_json(kernel.ir, packed_texts=True, raw=True)))
+    assert list(data) == ["raw"] and calls == []  # nothing disassembled to send it
+    loaded = kernel_ir_from_json(data, kernel.source, kernel.name)
+    assert loaded.pending is not None and calls == []  # nor to load it
+    assert loaded.stages == built.stages and loaded.line_map == built.line_map
+    assert calls == [raw["cubin"]]  # the cubin came through whole, and was disassembled once
+    assert "compiled for sm_90, but this GPU is sm_80" in " | ".join(loaded.notes)
+    assert raw["notes"] == [] and "sass" not in raw["texts"]  # building leaves the copied record as it was
+    assert kernel_ir_to_json(built, raw=True)["stages"] == built.stages  # a built IR is written built
+
+
+def test_a_sweep_points_trace_keeps_raw_ir_and_saving_the_sweep_builds_it(unbuilt, tmp_path):
+    from compiler.io.trace import to_json
+    from compiler.sweeps.result import Sweep, SweepRow
+
+    c, kernel, built, raw, calls = unbuilt
+    text = json.dumps(to_json(c, packed_parts=True, raw_irs=True))
+    assert calls == [] and kernel.ir.pending is not None  # what a sweep worker sends builds nothing
+    sweep = Sweep(function="f", device="cuda", engine="local", rows=[SweepRow(index=0, config={}, status="ok")],
+                  traces=[text])
+    assert sweep[0].kernels[0].ir.stages["sass"] == built.stages["sass"] and len(calls) == 1  # opened, read: built
+    path = sweep.save(tmp_path / "sweep.json")
+    assert len(calls) == 2 and '"raw"' not in path.read_text()  # the file holds the built IR
+    again = explorer.load(path)[0].kernels[0].ir
+    assert again.stages == built.stages and again.line_map == built.line_map and len(calls) == 2
+
+
+def test_the_kernel_table_builds_no_ir_and_a_kernel_part_builds_its_own(unbuilt):
+    import widgets
+
+    c, kernel, built, raw, calls = unbuilt
+    parts = widgets.TraceParts(c.trace_view())
+    rows = parts.get("g0/kernels")
+    assert kernel.id in [r["id"] for r in rows] and calls == [] and kernel.ir.pending is not None
+    part = parts.get(f"g0/kernel/{kernel.id}")
+    assert part["ir"]["stages"]["sass"] == built.stages["sass"] and len(calls) == 1

@@ -47,7 +47,8 @@ HEAVY_KERNEL_KEYS = ("source", "ir")
 
 
 def _light_kernel(kernel: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in kernel.items() if k not in HEAVY_KERNEL_KEYS}
+    """A kernel's row in the kernel table; its heavy keys are not read (a lazy trace builds ``ir`` on read)."""
+    out = {k: kernel[k] for k in kernel if k not in HEAVY_KERNEL_KEYS}
     if isinstance(kernel.get("source"), str):
         out["source_lines"] = len(kernel["source"].splitlines())
     return out

@@ -7,8 +7,8 @@ someone opens it. The diff of two points is part ``d{i}-{j}`` (a to b), made by 
 the caller gives (explorer.diff lives above this package); the static export embeds the diffs of every
 pair when there are at most ``ALL_PAIRS_UP_TO`` points with a trace, else of every point with the best.
 
-Accepts a Sweep (duck-typed: ``rows``, ``traces``, ``best``, ``ratio``, ``function``; nothing here imports
-torch) or the dict ``Sweep.save`` writes.
+Accepts a Sweep (duck-typed: ``rows``, ``traces``, ``trace_view(i)``, ``best``, ``ratio``, ``function``;
+nothing here imports torch) or the dict ``Sweep.save`` writes.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _from_object(sweep: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list
     meta = {"function": sweep.function, "device": sweep.device, "engine": sweep.engine, "workers": list(sweep.workers),
             "wall_s": sweep.wall_s, "cancelled": sweep.cancelled, "options": dict(sweep.options)}
     rows = [dataclasses.asdict(r) for r in sweep.rows]
-    traces = [(lambda t=t: json.loads(t)) if t is not None else None for t in sweep.traces]
+    traces = [(lambda i=i: sweep.trace_view(i)) if t is not None else None for i, t in enumerate(sweep.traces)]
     return meta, rows, traces
 
 

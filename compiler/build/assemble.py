@@ -14,8 +14,8 @@ from typing import Any
 
 from .._torch import fx_meta, runtime, triton_ir
 from .._torch import wrapper_fx as fx_converter
-from ..model import provenance
-from ..model.kernel_ir import KernelIR
+from ..model import provenance, slots
+from ..model.kernel_ir import KernelIR, RawKernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                             Wrapper)
 from . import feature_scan as features
@@ -212,22 +212,24 @@ def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:
     arch = triton_ir.device_arch()
     for kernel in kernels:
         raw = triton_ir.capture(live[kernel.name], kernel.name)
-        kernel.ir = KernelIR(pending=functools.partial(_built_ir, raw, kernel.source, kernel.name, arch))
+        kernel.ir = KernelIR(pending=RawKernelIR(raw, kernel.source, kernel.name, arch))
     return time.perf_counter() - started
 
 
-def _built_ir(raw: dict[str, Any], source: str, name: str, arch: Any) -> KernelIR:
+@slots.build_kernel_ir.fill
+def built_ir(unbuilt: RawKernelIR) -> KernelIR:
     """The KernelIR of one captured binary: SASS disassembled (nvdisasm), every stage mapped to source lines."""
+    raw = {**unbuilt.raw, "texts": dict(unbuilt.raw.get("texts") or {}), "notes": list(unbuilt.raw.get("notes") or [])}
     if raw.get("cubin"):
         text, note = sass.disassemble(raw["cubin"])
-        raw.setdefault("notes", []).append(note)
+        raw["notes"].append(note)
         if text:
             raw["texts"]["sass"] = text
     compiled_for = raw.get("meta", {}).get("arch")
-    if compiled_for and arch and compiled_for != arch:
-        raw.setdefault("notes", []).append(f"compiled for sm_{compiled_for}, but this GPU is sm_{arch}: "
-                                           "registers and SASS describe the other GPU")
-    return kernel_ir(raw, source, name)
+    if compiled_for and unbuilt.arch and compiled_for != unbuilt.arch:
+        raw["notes"].append(f"compiled for sm_{compiled_for}, but this GPU is sm_{unbuilt.arch}: "
+                            "registers and SASS describe the other GPU")
+    return kernel_ir(raw, unbuilt.source, unbuilt.name)
 
 
 def _triton_meta(kernel: Kernel, lines: list[str], live: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import gc
 import json
 import sys
@@ -16,7 +17,7 @@ from ..model import progress, slots
 from ..model.compilation import Compilation
 from ..model.errors import TraceFormatError
 from ..model.features import FeatureUse
-from ..model.kernel_ir import KernelIR
+from ..model.kernel_ir import KernelIR, RawKernelIR
 from ..model.memory import MemoryBuffer, MemoryMeasurement, MemoryStep, MemoryTimeline
 from ..model.records import from_dict, json_float, to_dict
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -63,7 +64,7 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     }
 
 
-def _kernel(k: Kernel, packed_texts: bool = False) -> dict[str, Any]:
+def _kernel(k: Kernel, packed_texts: bool = False, raw_ir: bool = False, with_ir: bool = True) -> dict[str, Any]:
     out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
@@ -73,8 +74,8 @@ def _kernel(k: Kernel, packed_texts: bool = False) -> dict[str, Any]:
     }
     if k.provenance_note:
         out["provenance_note"] = k.provenance_note
-    if k.ir is not None:
-        out["ir"] = kernel_ir_to_json(k.ir, packed_texts=packed_texts)
+    if k.ir is not None and with_ir:
+        out["ir"] = kernel_ir_to_json(k.ir, packed_texts=packed_texts, raw=raw_ir)
     return out
 
 
@@ -126,11 +127,16 @@ _PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed
                        "loop_ir": lambda g: [{k: v for k, v in _loop_ir(n).items() if k != "body"} for n in g.loop_ir],
                        "loop_ir_bodies": lambda g: packed({"bodies": {n.name: n.body for n in g.loop_ir}}, ("bodies",))}
 
+# A sweep worker's trace also leaves each kernel's IR unbuilt (SCHEMA.md, "Raw kernel IR").
+_RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
+                        "kernels": lambda g: [_kernel(k, packed_texts=True, raw_ir=True) for k in g.kernels]}
+
 _OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory", "loop_ir_bodies"}  # left out of a file when empty
 
 
-def _graph(g: GraphCapture, packed_parts: bool = False) -> dict[str, Any]:
-    out = {key: make(g) for key, make in (_PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS).items()}
+def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False) -> dict[str, Any]:
+    fields = _RAW_IR_GRAPH_FIELDS if raw_irs else _PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS
+    out = {key: make(g) for key, make in fields.items()}
     return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
 
 
@@ -159,7 +165,7 @@ class LazyGraph(Mapping):
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._made:
-            self._made[key] = _GRAPH_FIELDS[key](self._graph)
+            self._made[key] = _LAZY_GRAPH_FIELDS[key](self._graph)
         return self._made[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -178,6 +184,33 @@ class LazyGraph(Mapping):
                 "autotune": len(g.autotune)}
 
 
+class LazyKernel(Mapping):
+    """A kernel's JSON whose ``ir`` is serialized when a view first reads it: a live capture builds a
+    kernel's IR (nvdisasm, about 0.5 s) on first read, so the kernel table must not read every one."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._record = _kernel(kernel, with_ir=False)
+        self._keys = (*self._record, "ir") if kernel.ir is not None else tuple(self._record)
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "ir" and "ir" in self._keys and "ir" not in self._record:
+            self._record["ir"] = kernel_ir_to_json(self._kernel.ir)
+        return self._record[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+_LAZY_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [LazyKernel(k) for k in g.kernels]}
+
+
 def _lazy(g: GraphCapture) -> LazyGraph:
     """A graph's lazy JSON, made once: stages are not changed after capture, so what was serialized
     for one view is reused by the next (switching back to a compilation in a session)."""
@@ -187,15 +220,18 @@ def _lazy(g: GraphCapture) -> LazyGraph:
 
 
 @slots.trace_json.fill
-def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False) -> dict[str, Any]:
+def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_irs: bool = False) -> dict[str, Any]:
     """The trace dict; ``lazy=True`` leaves every graph as a LazyGraph (for views that read parts);
-    ``packed_parts=True`` packs kernel IR texts and wrappers, as files hold them.
+    ``packed_parts=True`` packs kernel IR texts and wrappers, as files hold them; ``raw_irs=True`` (a
+    sweep worker's trace, packed) leaves each kernel's IR as the capture copied it.
 
     A whole trace holds every kernel's Triton IR and every wrapper's FX form, so what a live capture left
-    for first use (SASS, line maps, the FX conversion) is built here first, as progress steps."""
+    for first use (SASS, line maps, the FX conversion) is built here first, as progress steps; with
+    ``raw_irs`` the IR is built where the trace is read instead."""
     if not lazy:
         complete_wrapper_fx(c)
-        complete_kernel_irs(c)
+        if not raw_irs:
+            complete_kernel_irs(c)
     out = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -207,7 +243,7 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False) -> d
         "inputs": c.inputs,
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
-        "graphs": [_lazy(g) if lazy else _graph(g, packed_parts) for g in c.graphs],
+        "graphs": [_lazy(g) if lazy else _graph(g, packed_parts, raw_irs) for g in c.graphs],
         "profiles": [profile_to_json(p) for p in c.profiles],
         "numerics": [numerics_to_json(r) for r in c.numerics],
         "counters": [counters_to_json(r) for r in c.counter_reports],
@@ -322,7 +358,7 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
         line_nodes={int(line): list(names) for line, names in k.get("line_nodes", {}).items()},
         wrapper_lines=list(k.get("wrapper_lines", [])), meta=dict(k.get("meta", {})),
         provenance_note=k.get("provenance_note"),
-        ir=kernel_ir_from_json(k["ir"]) if k.get("ir") is not None else None,
+        ir=kernel_ir_from_json(k["ir"], k["source"], k["name"]) if k.get("ir") is not None else None,
     )
 
 
@@ -360,12 +396,14 @@ def complete_wrapper_fx(c: Compilation) -> None:
         graph.wrapper.complete()
 
 
-def complete_kernel_irs(c: Compilation) -> None:
+@slots.complete_kernel_irs.fill
+def complete_kernel_irs(*compilations: Compilation) -> None:
     """Build every pending k.ir (nvdisasm runs in subprocesses, so threads overlap them)."""
-    pending = [k.ir for g in c.graphs for k in g.kernels if k.ir is not None and k.ir.pending is not None]
+    pending = [k.ir for c in compilations for g in c.graphs for k in g.kernels
+               if k.ir is not None and k.ir.pending is not None]
     if not pending:
         return
-    progress.step("saving", detail=f"disassembling and mapping the Triton IR of {len(pending)} kernels")
+    progress.step("kernel IR", detail=f"disassembling and mapping the Triton IR of {len(pending)} kernels")
     with ThreadPoolExecutor(max_workers=min(8, len(pending))) as pool:
         list(pool.map(KernelIR.complete, pending))
 
@@ -380,8 +418,7 @@ def packed(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     if not any(record.get(key) for key in keys):
         return record
     out = {k: v for k, v in record.items() if k not in keys}
-    body = json.dumps({key: record[key] for key in keys if key in record}, separators=(",", ":")).encode("utf-8")
-    out["packed"] = base64.b64encode(zlib.compress(body, 6)).decode("ascii")
+    out["packed"] = _pack({key: record[key] for key in keys if key in record})
     return out
 
 
@@ -389,23 +426,70 @@ def unpacked(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its ``packed`` keys back in place (a record without ``packed`` as it is)."""
     if "packed" not in record:
         return record
+    return {**{k: v for k, v in record.items() if k != "packed"}, **_unpack(record["packed"])}
+
+
+def _pack(value: Any) -> str:
+    body = json.dumps(value, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(zlib.compress(body, 6)).decode("ascii")
+
+
+def _unpack(text: str) -> Any:
     try:
-        body = json.loads(zlib.decompress(base64.b64decode(record["packed"])))
+        return json.loads(zlib.decompress(base64.b64decode(text)))
     except (ValueError, zlib.error) as error:
         raise TraceFormatError(f"malformed trace: a packed part does not decompress ({error})") from error
-    return {**{k: v for k, v in record.items() if k != "packed"}, **body}
 
 
-def kernel_ir_to_json(ir: KernelIR, packed_texts: bool = False) -> dict[str, Any]:
+def kernel_ir_to_json(ir: KernelIR, packed_texts: bool = False, raw: bool = False) -> dict[str, Any]:
+    """``raw=True``: an IR the capture left unbuilt stays so, as ``{"raw": packed}`` (SCHEMA.md, "Raw kernel IR")."""
+    if raw and isinstance(ir.pending, RawKernelIR):
+        copied = ir.pending.raw
+        cubin = copied.get("cubin")
+        return {"raw": _pack({**copied, "cubin": base64.b64encode(cubin).decode("ascii") if cubin else None,
+                              "arch": ir.pending.arch})}
     out = to_dict(ir, skip=("pending",))
     return packed(out, ("stages", "line_map")) if packed_texts else out
 
 
-def kernel_ir_from_json(data: dict[str, Any]) -> KernelIR:
-    """A packed IR is unpacked when it is first read (loading a trace stays cheap)."""
+def kernel_ir_from_json(data: dict[str, Any], source: str = "", name: str = "") -> KernelIR:
+    """A packed IR is unpacked when it is first read, a raw one built then (loading a trace stays cheap).
+    ``source`` and ``name``: the kernel's, which a raw IR's line maps point into."""
+    if "raw" in data:
+        return KernelIR(pending=functools.partial(_raw_ir_built, data["raw"], source, name))
     if "packed" not in data:
         return from_dict(KernelIR, data)
     return KernelIR(pending=lambda: from_dict(KernelIR, unpacked(data)))
+
+
+def _raw_ir(text: str, source: str, name: str) -> RawKernelIR:
+    raw = _unpack(text)
+    if not isinstance(raw, dict):
+        raise TraceFormatError("malformed trace: a raw kernel IR should be an object")
+    raw["cubin"] = base64.b64decode(raw["cubin"]) if raw.get("cubin") else None
+    return RawKernelIR(raw, source, name, raw.pop("arch", None))
+
+
+def _raw_ir_built(text: str, source: str, name: str) -> KernelIR:
+    return _raw_ir(text, source, name)()
+
+
+def with_raw_irs_built(trace: dict[str, Any]) -> dict[str, Any]:
+    """``trace`` (a sweep worker's) with every raw kernel IR built and packed, as a trace file holds it:
+    nvdisasm runs in subprocesses, so threads overlap them. The dict is changed in place and returned."""
+    raw = [kernel for graph in trace.get("graphs") or [] for kernel in graph.get("kernels") or []
+           if isinstance(kernel.get("ir"), dict) and "raw" in kernel["ir"]]
+    if not raw:
+        return trace
+    progress.step("kernel IR", detail=f"disassembling and mapping the Triton IR of {len(raw)} kernels")
+
+    def build(kernel: dict[str, Any]) -> None:
+        built = _raw_ir_built(kernel["ir"]["raw"], kernel.get("source", ""), kernel.get("name", ""))
+        kernel["ir"] = kernel_ir_to_json(built, packed_texts=True)
+
+    with ThreadPoolExecutor(max_workers=min(8, len(raw))) as pool:
+        list(pool.map(build, raw))
+    return trace
 
 
 def timeline_to_json(timeline: MemoryTimeline) -> dict[str, Any]:

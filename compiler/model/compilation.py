@@ -169,12 +169,15 @@ class Compilation(Rendered):
         return path
 
     def to_html(self, path: str | Path) -> Path:
-        """Write one self-contained HTML file with the explorer view (opens without a kernel or network)."""
+        """Write one self-contained HTML file with the explorer view (opens without a kernel or network).
+        The file embeds every kernel's IR: what a live capture left unbuilt is built first, in parallel."""
         write = slots.renderer("html")
         if write is None:
             raise ImportError("the explorer view is not available: import explorer (and install "
                               "inductor-explorer[widgets]) to write HTML")
-        return Path(write(self.trace_view(), path))
+        with progress.task(f"export {self.function}"):
+            slots.complete_kernel_irs(self)
+            return Path(write(self.trace_view(), path))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Notebooks show the explorer widget when it is available, else the static HTML rendering.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import slots
 from .slots import Rendered
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
@@ -20,8 +21,9 @@ class KernelIR(Rendered):
     notes: list[str] = field(default_factory=list)
     truncated: dict[str, int] = field(default_factory=dict)  # stage -> characters before the cap
     source_file: str | None = None  # the file Triton compiled the kernel from
-    # Set by a live capture: builds the fields above (SASS disassembly, line maps) when one is first
-    # read, so a capture pays only for copying Triton's texts; saving a trace builds every pending one.
+    # Set by a live capture (a RawKernelIR, or a loader of one): builds the fields above (SASS
+    # disassembly, line maps) when one is first read, so a capture pays only for copying Triton's texts;
+    # saving a trace builds every pending one.
     pending: Callable[[], KernelIR] | None = field(default=None, repr=False, compare=False)
 
     def __getattribute__(self, name: str) -> Any:
@@ -58,3 +60,20 @@ class KernelIR(Rendered):
         resources = ", ".join(f"{k} {meta[k]}" for k in ("registers", "spills", "shared_memory", "num_warps",
                                                          "num_stages") if meta.get(k) is not None)
         return f"KernelIR({sizes or 'no stages'}; {resources or 'no resource info'})"
+
+
+@dataclass(repr=False)
+class RawKernelIR:
+    """What a capture copies from a kernel's chosen binary, kept until ``k.ir`` is first read: Triton's
+    texts, the cubin, its metadata (``compiler/_torch/triton_ir.capture``), and the arch of the GPU that
+    ran it. Calling it builds the KernelIR (nvdisasm for SASS, about 0.5 s a kernel, then the line
+    maps). A sweep worker sends kernels in this form, so that work happens where, and when, someone
+    opens the kernel (SCHEMA.md, "Raw kernel IR")."""
+
+    raw: dict[str, Any]
+    source: str  # the kernel's source, which the line maps point into
+    name: str
+    arch: int | None  # the capturing GPU's compute capability (a note says when the binary was built for another)
+
+    def __call__(self) -> KernelIR:
+        return slots.build_kernel_ir(self)

@@ -72,9 +72,12 @@ check_numerics: Action[Callable[..., Any]] = Action("c.check_numerics()", "runs"
 check_determinism: Action[Callable[..., Any]] = Action("c.check_determinism()", "runs")
 measure_memory: Action[Callable[..., Any]] = Action("g.memory.measure()", "runs")
 counters: Action[Callable[..., Any]] = Action("c.counters()", "runs")
+# build/: what a capture left for first use
+build_kernel_ir: Action[Callable[..., Any]] = Action("k.ir (disassembly and line maps)", "build")
 # io/: JSON and files
 trace_json: Action[Callable[..., Any]] = Action("c.to_json()", "io")
 write_json: Action[Callable[..., Any]] = Action("save()", "io")
+complete_kernel_irs: Action[Callable[..., Any]] = Action("building every kernel's IR", "io")
 traceset_json: Action[Callable[..., Any]] = Action("ts.to_json()", "io")
 rank_summary_json: Action[Callable[..., Any]] = Action("RankSummary.to_json()", "io")
 chrome_trace: Action[Callable[..., Any]] = Action("Profile.chrome_trace()", "io")

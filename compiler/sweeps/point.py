@@ -1,5 +1,10 @@
 """One point of a sweep, run inside a worker: capture, profile, peak memory, numerics, trace.
 
+The trace leaves each kernel's Triton IR as the capture copied it (SCHEMA.md, "Raw kernel IR"): its
+SASS and line maps are built where the point is opened, when a kernel's IR is first read, or when the
+sweep is saved. Built here, they cost more than the profile and the numerics together (nvdisasm,
+about 0.5 s a kernel) for points most of which nobody opens.
+
 Both engines (local worker processes and Ray tasks) call ``run_point``; it never raises for what the
 point did: a failed point is a row with its stage and error (and the partial trace when the compile got
 far enough to have one), so the sweep goes on. The worker process is the isolation: a crash or a CUDA
@@ -122,7 +127,7 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
             enter("numerics")
             compilation.check_numerics()
         enter("trace")
-        trace = json.dumps(to_json(compilation, packed_parts=True))
+        trace = json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
         row.update(measures(compilation), status="ok", stage="done")
     except ToggleError as exc:
         row.update(stage="toggles", error=f"ToggleError: {exc}")
@@ -146,7 +151,7 @@ def _partial_trace(compilation: Any, row: dict[str, Any]) -> str | None:
     """What a failed point compiled before it failed (its graphs are worth opening), when it serializes."""
     try:
         row.update({k: v for k, v in measures(compilation).items() if v is not None and k != "ok"})
-        return json.dumps(to_json(compilation, packed_parts=True))
+        return json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
     except Exception:
         return None
 

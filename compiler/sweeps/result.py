@@ -13,9 +13,11 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..model import progress
 from ..model import slots as views
 from ..model.compilation import Compilation
 from ..model.errors import TraceFormatError
+from ..io.trace import complete_kernel_irs, with_raw_irs_built
 from ..io.trace import from_json as trace_from_json
 from ..model.slots import Rendered
 
@@ -118,6 +120,10 @@ class Sweep(Rendered):
             self._opened[i] = trace_from_json(json.loads(self.traces[i]), origin=f"sweep point {i}")
         return self._opened[i]
 
+    def trace_view(self, i: int) -> Any:
+        """Point i's trace as views read it: each stage, and each kernel's IR, serialized when first read."""
+        return self[i].trace_view()
+
     def diff(self, i: int, j: int) -> Any:
         """``explorer.diff`` of points i and j (what the second changed against the first)."""
         diff = views.renderer("diff")
@@ -132,17 +138,22 @@ class Sweep(Rendered):
             "meta": {"function": self.function, "device": self.device, "engine": self.engine, "options": self.options,
                      "workers": self.workers, "wall_s": self.wall_s, "created": self.created, "cancelled": self.cancelled},
             "rows": [{k: v for k, v in asdict(r).items()} for r in self.rows],
-            "traces": [json.loads(t) if t is not None else None for t in self.traces],
+            "traces": [with_raw_irs_built(json.loads(t)) if t is not None else None for t in self.traces],
         }
 
     def save(self, path: str | Path) -> Path:
-        """One JSON file (gzip-compressed when ``path`` ends with ``.gz``) that ``explorer.load`` opens."""
-        return views.write_json(self.to_json(), path)
+        """One JSON file (gzip-compressed when ``path`` ends with ``.gz``) that ``explorer.load`` opens.
+        Each point's kernel IR, which the workers left unbuilt, is built now (SASS and line maps: the file
+        opens anywhere with all of it), shown as a progress step."""
+        with progress.task(f"save sweep of {self.function}"):
+            return views.write_json(self.to_json(), path)
 
     def to_html(self, path: str | Path | None = None) -> Any:
         """The sweep as one self-contained HTML page (the table, heat and every point's view); written to
         ``path`` when given (returns the path), else returned as a string."""
         write = views.renderer("sweep_html")
+        if write is not None:  # the page embeds every point's kernel IR: build the workers' raw IR in one pool
+            complete_kernel_irs(*(self[i] for i, trace in enumerate(self.traces) if trace is not None))
         if write is None:
             page = f"<!doctype html><meta charset='utf-8'><body>{views.html_of(self)}</body>"
             if path is None:
