@@ -18,12 +18,12 @@ from .model.errors import CompileError, CountersUnavailable, TraceFormatError, T
 from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                            Wrapper)
 from .model.traceset import Divergence, RankTrace, TraceSet
-from .sweeps import Sweep, SweepError, SweepRow, sweep
+from .sweeps import Sweep, SweepError, SweepRow, close_sweep_workers, sweep
 
 __all__ = [
     "capture", "load", "from_json", "Compilation", "GraphCapture", "FxStage", "FxNode", "LoopIRNode",
     "FusedGroup", "NotFused", "Kernel", "Wrapper", "AutotuneRecord", "CompileError", "TraceFormatError",
     "ToggleError", "ToggleWarning", "TOGGLES", "Toggle", "DynamoStage", "Guard", "GraphBreak", "ShapeSymbol", "Recompile",
     "FrameMetrics", "TraceSet", "RankTrace", "Divergence", "load_trace", "trace_env", "TraceLoadError",
-    "fx_wrapper_backend", "CountersUnavailable", "sweep", "Sweep", "SweepRow", "SweepError",
+    "fx_wrapper_backend", "CountersUnavailable", "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
                       TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
-from compiler import CountersUnavailable, Sweep, SweepError, sweep
+from compiler import CountersUnavailable, Sweep, SweepError, close_sweep_workers, sweep
 from compiler.model import slots as views
 from compiler import capture as compile
 
@@ -108,6 +108,6 @@ views.register("diff", diff)  # Sweep.diff(i, j)
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
-__all__ = ["compile", "sweep", "Sweep", "SweepError", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+__all__ = ["compile", "sweep", "Sweep", "SweepError", "close_sweep_workers", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]

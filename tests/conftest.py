@@ -20,6 +20,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def no_idle_sweep_workers():
+    """Sweep workers kept idle for a next sweep hold a torch process each; a test's are not reused by the
+    next test (its environment differs), so they stop when it ends."""
+    yield
+    explorer.close_sweep_workers()
+
+
 SWEEP_CONFIGS = [{}, {"allow_buffer_reuse": False}, {"inplace_buffers": False},
                  {"native_matmul": True, "use_block_ptr": True}]  # the last one raises: Inductor refuses the pair
 

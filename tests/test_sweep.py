@@ -125,10 +125,71 @@ def slow_to_exit(x, pid_file):
 
 def test_the_sweep_returns_without_waiting_for_its_workers_to_exit(tmp_path):
     pid_file = str(tmp_path / "worker.pid")
-    result = explorer.sweep(slow_to_exit, torch.randn(4, 4), pid_file, configs=[{}], workers=1, runs=1, check=False)
+    result = explorer.sweep(slow_to_exit, torch.randn(4, 4), pid_file, configs=[{}], workers=1, runs=1, check=False,
+                            keep_workers=0)
     assert [r.status for r in result.rows] == ["ok"]
     pid = int(open(pid_file).read())
     os.kill(pid, 0)  # still exiting (raises ProcessLookupError once it is gone)
+
+
+def pid_of_worker(x, pid_file):
+    """Appends the pid of the worker running it."""
+    with open(pid_file, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    return (x * 2).sum(0)
+
+
+def _gone(pid: int, within_s: float = 60.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is this process's child
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def test_a_worker_waits_idle_for_the_next_sweep_and_exits_when_its_time_is_up(tmp_path):
+    import signal
+
+    from compiler.sweeps import local
+
+    explorer.close_sweep_workers()
+    pid_file = tmp_path / "pids"
+    x = torch.randn(4, 4)
+
+    def run(configs=({},), keep=60.0):
+        return explorer.sweep(pid_of_worker, x, str(pid_file), configs=list(configs), workers=1, runs=1, check=False,
+                              keep_workers=keep)
+
+    def pids() -> list[int]:
+        return [int(line) for line in pid_file.read_text().split()]
+
+    assert [r.status for r in run().rows] == ["ok"]
+    first = pids()[-1]
+    assert local.idle_worker_pids() == [first]  # kept after its sweep
+    assert [r.status for r in run().rows] == ["ok"] and pids()[-1] == first  # the next sweep ran in it
+    os.kill(first, signal.SIGKILL)  # an idle worker that died meanwhile is replaced
+    assert _gone(first) and [r.status for r in run().rows] == ["ok"]
+    second = pids()[-1]
+    assert second != first and local.idle_worker_pids() == [second]
+    failed = run(configs=[{"native_matmul": True, "use_block_ptr": True}])  # a failed point: its worker is not kept
+    assert failed.rows[0].status == "failed" and local.idle_worker_pids() == [] and _gone(second)
+    assert [r.status for r in run(keep=0.5).rows] == ["ok"]
+    third = pids()[-1]
+    assert _gone(third) and local.idle_worker_pids() == []  # its half second was up
+    assert [r.status for r in run().rows] == ["ok"]
+    assert explorer.close_sweep_workers() == 1 and _gone(pids()[-1]) and local.idle_worker_pids() == []
+    for bad in (-1, "a while", True):
+        with pytest.raises(SweepError, match="keep_workers is how many seconds"):
+            run(keep=bad)
 
 
 def test_bad_requests_fail_before_any_worker(monkeypatch):

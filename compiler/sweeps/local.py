@@ -6,16 +6,25 @@ them. A worker that dies (a segfault, a CUDA error that kills the process, os._e
 it was running: the row says the exit code and the end of its stderr, and a new worker takes the next
 point. After any failed point the worker is replaced too, so nothing a failure left behind (a poisoned
 CUDA context, half-patched state) reaches the next point.
+
+A worker whose last point ran stays up after its sweep for ``keep_workers`` seconds, idle: it drops the
+sweep's function and inputs, empties its GPU cache and waits for the next sweep on the same GPU (same
+environment, import path and working directory), which then starts at once. Starting a worker is
+importing torch and Inductor and a first compile in a fresh process: 10 to 20 s on a GPU machine,
+more than the points of a small sweep. Idle workers exit after that time, at interpreter exit, or on
+``close_sweep_workers()``.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -62,17 +71,33 @@ def _python_path() -> str:
     return os.pathsep.join(dict.fromkeys(entries))
 
 
+KEEP_WORKERS_S = 300.0  # how long a worker waits idle for the next sweep, by default
+
+
+def _key(slot: Slot) -> tuple[Any, ...]:
+    """What a worker was started with: an idle worker serves a later sweep only when all of it matches."""
+    env = {**os.environ, **slot.env}  # a variable set since (TORCHINDUCTOR_*, CUDA_*) needs a new worker
+    return (slot.name, tuple(sorted(env.items())), _python_path(), os.getcwd(), sys.executable)
+
+
 class _Worker:
     """One worker process and its channel; its stderr goes to a file whose end explains a crash."""
 
-    def __init__(self, slot: Slot, data: bytes) -> None:
+    def __init__(self, slot: Slot) -> None:
+        self.key = _key(slot)
         self.log = tempfile.NamedTemporaryFile(prefix=f"sweep-{slot.name}-", suffix=".log", delete=False)
         env = {**os.environ, "PYTHONPATH": _python_path(), "PYTHONUNBUFFERED": "1", **slot.env}
         self.process = subprocess.Popen([sys.executable, "-m", "compiler.sweeps.worker"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd())
         self.ready = channel.receive(self.process.stdout) is not None
+
+    def load(self, data: bytes) -> None:
+        """Give the worker this sweep's function and input sets."""
         if self.ready:
-            channel.send(self.process.stdin, ("payload", data))
+            try:
+                channel.send(self.process.stdin, ("payload", data))
+            except OSError:
+                self.ready = False
 
     def exit_note(self) -> str:
         code = self.process.wait()
@@ -104,11 +129,80 @@ class _Worker:
         os.unlink(self.log.name)
 
 
+class _IdleWorkers:
+    """Workers left running between sweeps, one per key, each closed when its time is up."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.parked: dict[tuple[Any, ...], tuple[_Worker, float]] = {}  # key -> (worker, when it is closed)
+        self.reaper: threading.Thread | None = None
+
+    def park(self, worker: _Worker, keep_s: float) -> None:
+        try:
+            channel.send(worker.process.stdin, ("idle",))  # drop the sweep's tensors, empty the GPU cache
+        except OSError:
+            worker.close(kill=True)
+            return
+        with self.lock:
+            previous = self.parked.pop(worker.key, None)
+            self.parked[worker.key] = (worker, time.monotonic() + keep_s)
+            if self.reaper is None:
+                self.reaper = threading.Thread(target=self._reap, name="sweep-idle-workers", daemon=True)
+                self.reaper.start()
+        if previous is not None:
+            previous[0].close()
+
+    def take(self, slot: Slot) -> _Worker | None:
+        """The idle worker started as ``slot`` would start one, if it is still alive."""
+        with self.lock:
+            found = self.parked.pop(_key(slot), None)
+        if found is None:
+            return None
+        worker = found[0]
+        if worker.process.poll() is not None:
+            worker.close(kill=True)
+            return None
+        return worker
+
+    def close(self, expired_only: bool = False) -> int:
+        now = time.monotonic()
+        with self.lock:
+            keys = [k for k, (_, until) in self.parked.items() if not expired_only or until <= now]
+            closing = [self.parked.pop(k)[0] for k in keys]
+        for worker in closing:
+            worker.close()
+        return len(closing)
+
+    def pids(self) -> list[int]:
+        with self.lock:
+            return [worker.process.pid for worker, _ in self.parked.values()]
+
+    def _reap(self) -> None:
+        while True:
+            time.sleep(0.5)
+            self.close(expired_only=True)
+
+
+_IDLE = _IdleWorkers()
+atexit.register(_IDLE.close)
+
+
+def close_sweep_workers() -> int:
+    """Stop every sweep worker left idle for a next sweep (they free their GPU); returns how many."""
+    return _IDLE.close()
+
+
+def idle_worker_pids() -> list[int]:
+    """Process ids of the sweep workers waiting idle for a next sweep."""
+    return _IDLE.pids()
+
+
 class LocalEngine:
     name = "local"
 
-    def __init__(self, slots: list[Slot]) -> None:
+    def __init__(self, slots: list[Slot], keep_workers: float = KEEP_WORKERS_S) -> None:
         self.slots = slots
+        self.keep_workers = keep_workers
         self.stopping = threading.Event()
         self.workers: dict[str, _Worker] = {}
         self.lock = threading.Lock()
@@ -144,6 +238,7 @@ class LocalEngine:
 
     def _serve(self, slot: Slot, data: bytes, todo: queue.Queue, options: dict[str, Any], events: queue.Queue) -> None:
         worker: _Worker | None = None
+        last_ok = False
         try:
             while not self.stopping.is_set():
                 try:
@@ -164,8 +259,14 @@ class LocalEngine:
                 elif result["row"]["status"] != "ok":
                     self._drop(slot, worker)
                     worker = None
+                last_ok = worker is not None
                 events.put(("done", slot.name, result))
         finally:
+            if worker is not None and last_ok and self.keep_workers > 0 and not self.stopping.is_set():
+                with self.lock:
+                    self.workers.pop(slot.name, None)
+                _IDLE.park(worker, self.keep_workers)  # parked before the sweep returns: the next one finds it
+                worker = None
             # Every row of this worker is in: the sweep need not wait for the process to exit (tearing
             # down CUDA and Inductor's compile workers takes seconds), which this thread still reaps.
             events.put(("exit", slot.name))
@@ -173,7 +274,8 @@ class LocalEngine:
                 self._drop(slot, worker, kill=self.stopping.is_set())
 
     def _start(self, slot: Slot, data: bytes) -> _Worker:
-        worker = _Worker(slot, data)
+        worker = _IDLE.take(slot) or _Worker(slot)
+        worker.load(data)
         with self.lock:
             self.workers[slot.name] = worker
         return worker

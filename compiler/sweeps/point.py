@@ -13,6 +13,7 @@ error that poisons the process is seen by the engine, which reports the point an
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -30,6 +31,16 @@ from ..build.toggles import ToggleError
 from . import payload
 
 _LOADED: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}  # id(payload bytes) -> unpacked, per worker
+
+
+def release() -> None:
+    """Let go of the last sweep's function, inputs and compiled graphs, and give its GPU memory back, so
+    a worker kept idle for a later sweep holds only its CUDA context."""
+    _LOADED.clear()
+    torch._dynamo.reset()
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def worker_device() -> str:

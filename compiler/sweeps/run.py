@@ -19,6 +19,7 @@ import torch
 from ..model import progress
 from ..runs.replay import flat_tensors
 from . import payload
+from .local import KEEP_WORKERS_S
 from .points import Point, SweepError, configs_of, input_sets_of, points_of
 from .result import Sweep, SweepRow
 
@@ -38,20 +39,23 @@ def _on_gpu(target: Any, input_sets: list[tuple[Any, ...]]) -> bool:
     return any(t.is_cuda for t in tensors)
 
 
-def _engine(engine: str, gpu: bool, workers: int | None, address: str | None) -> Any:
+def _engine(engine: str, gpu: bool, workers: int | None, address: str | None, keep_workers: float) -> Any:
     if address is not None and engine == "local":
         engine = "ray"
     if engine not in ENGINES:
         raise SweepError(f"unknown engine {engine!r}: use 'local' (worker processes on this machine) or 'ray'")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise SweepError(f"workers must be a positive int (or None for one per GPU / 2 on CPU), got {workers!r}")
+    if isinstance(keep_workers, bool) or not isinstance(keep_workers, (int, float)) or not keep_workers >= 0:
+        raise SweepError(f"keep_workers is how many seconds local workers wait idle for the next sweep "
+                         f"(0: they exit with this one), got {keep_workers!r}")
     if engine == "ray":
         from .ray_engine import RayEngine
 
         return RayEngine(gpu, workers, address)
     from .local import LocalEngine, slots
 
-    return LocalEngine(slots(gpu, workers))
+    return LocalEngine(slots(gpu, workers), keep_workers=float(keep_workers))
 
 
 class _Progress:
@@ -81,7 +85,7 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
           configs: Sequence[Mapping[str, Any]] | None = None, shapes: Sequence[Any] | None = None,
           input_sets: Sequence[Sequence[Any]] | None = None, backward: bool = False, runs: int = 10, warmup: int = 2,
           check: bool = True, engine: str = "local", workers: int | None = None, address: str | None = None,
-          progress_display: progress.Display | bool | None = None) -> Sweep:
+          keep_workers: float = KEEP_WORKERS_S, progress_display: progress.Display | bool | None = None) -> Sweep:
     """Compile ``target(*inputs)`` at every point of a sweep, each in a worker process, and table the results.
 
     Points are the configurations of ``grid`` (a dict of toggle -> values, crossed) or ``configs`` (a
@@ -89,7 +93,9 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
     ``input_sets`` (argument tuples). Each point is captured with its toggles, profiled (``runs`` runs
     after ``warmup``), its peak memory measured (GPU) and, with ``check``, its numerics checked against
     eager. ``engine="local"`` runs one worker per GPU (``workers`` of them when given; 2 on CPU);
-    ``engine="ray"`` or ``address=`` runs the points as Ray tasks. A point that fails (compile error,
+    ``engine="ray"`` or ``address=`` runs the points as Ray tasks. Local workers wait ``keep_workers``
+    seconds idle for the next sweep, which then starts without importing torch again (0: they exit with
+    this sweep; ``explorer.close_sweep_workers()`` stops them). A point that fails (compile error,
     crash, out of memory) is a failed row with its stage and error; the others go on. Points compile in
     the grad mode of the call (``with torch.no_grad(): explorer.sweep(...)`` sweeps inference graphs).
     """
@@ -100,7 +106,7 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
         raise SweepError(f"runs must be an int >= 1 and warmup an int >= 0, got runs={runs!r}, warmup={warmup!r}")
     gpu = _on_gpu(target, sets)
     data = payload.pack(target, sets)
-    runner = _engine(engine, gpu, workers, address)
+    runner = _engine(engine, gpu, workers, address, keep_workers)
     options = {"backward": backward, "runs": runs, "warmup": warmup, "check": check, "grad_enabled": torch.is_grad_enabled()}
     rows = [SweepRow(p.index, dict(p.config), p.input_set, p.shapes) for p in points]
     traces: list[str | None] = [None] * len(points)

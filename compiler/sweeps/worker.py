@@ -3,7 +3,8 @@
 It reads requests on stdin and answers on what was stdout; stdout itself is pointed at stderr first,
 so whatever the user's code or torch prints cannot break the channel. Requests: ``("payload", bytes)``
 (the function and input sets), ``("point", point, options)`` (answered by ``("stage", index, stage)``
-messages while it runs, then ``("done", result)``), ``("stop",)``.
+messages while it runs, then ``("done", result)``), ``("idle",)`` (the sweep is over and the worker is
+kept for a later one: it lets go of the sweep's objects), ``("stop",)``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def main() -> None:
     requests = sys.stdin.buffer
 
     from . import channel
-    from .point import run_point
+    from .point import release, run_point
 
     channel.send(replies, ("ready", os.getpid()))
     data = b""
@@ -28,6 +29,10 @@ def main() -> None:
             return
         if message[0] == "payload":
             data = message[1]
+            continue
+        if message[0] == "idle":  # kept for a later sweep: hold nothing of this one
+            data = b""
+            release()
             continue
         _, point, options = message
         index = point["index"]
