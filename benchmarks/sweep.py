@@ -1,15 +1,25 @@
-"""What a sweep costs: an 8-point sweep of a GPT block on every GPU against the same sweep on one worker,
-and a point of the sweep against a plain compile + profile of the same point in this process.
+"""What a sweep costs: an 8-point sweep of a GPT block on every worker against the same sweep on one
+worker, each with workers that start for it and with workers kept idle from an earlier sweep, and a
+point of the sweep against a plain compile + profile of the same point in this process.
 
 The block is tests/workloads.TransformerBlock (attention + MLP, inference), the grid three toggles that
 change the wrapper and the schedule but compile in seconds (allow_buffer_reuse, inplace_buffers,
 loop_ordering_after_fusion: 8 points). Every sweep point captures, profiles (10 runs), measures its
 peak memory and checks numerics; the plain figure is ``explorer.compile`` + ``c.profile()`` of each of
 the 8 configurations in one warm process (one unrelated compile first, so imports and CUDA
-initialisation are not counted against it). Prints both sweep tables, the wall times and ratios, and
-writes them as JSON with ``--out``.
+initialisation are not counted against it).
 
-    python benchmarks/sweep.py [--dim 768 --seq 512 --batch 8] [--out sweep.json]
+Four sweeps: one worker and every worker, each starting its workers (a fresh session); then every
+worker and one worker again in the workers the last cold sweep left idle (``keep_workers``), each on an
+input of another length (``--seq`` halved, then quartered) so that no kernel of theirs was compiled in
+that worker before. ``--workers`` sets "every worker" (default: one per GPU; on a one-GPU machine
+``--workers 2`` puts two workers on the one GPU, which shows how far compiles overlap, not what a
+second GPU gives). On the CPU a worker's thread count depends on how many there are, so the last
+one-worker sweep starts a worker of its own. Plain compiles are timed at the full and the quartered
+length. Prints the sweep tables, wall times and ratios, and writes them as JSON with
+``--out``.
+
+    python benchmarks/sweep.py [--dim 768 --seq 512 --batch 8] [--workers N] [--out sweep.json]
 
 On a machine without a GPU it runs on the CPU (2 workers), with ``--dim 64 --heads 4 --seq 16 --batch 2`` a
 quick check that the script works.
@@ -69,6 +79,7 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--workers", type=int, help="workers of the 'every worker' sweeps (default: one per GPU)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     explorer.progress.off()
@@ -81,32 +92,48 @@ def main() -> None:
     gpus = torch.cuda.device_count() if device == "cuda" else 0
     console.print(f"{name}, {gpus} GPUs, torch {torch.__version__}; block dim {args.dim}, x {list(x.shape)}")
 
+    def run(inputs: torch.Tensor, workers: int | None, keep_s: float) -> explorer.Sweep:
+        result = explorer.sweep(model, inputs, grid=GRID, runs=args.runs, workers=workers, keep_workers=keep_s)
+        console.print(result)
+        return result
+
+    shorter = x[:, : args.seq // 2].contiguous()
+    shortest = x[:, : args.seq // 4].contiguous()
     with torch.no_grad():
-        every = explorer.sweep(model, x, grid=GRID, runs=args.runs)
-        console.print(every)
-        one = explorer.sweep(model, x, grid=GRID, runs=args.runs, workers=1)
-        console.print(one)
+        one = run(x, 1, 0)
+        every = run(x, args.workers, 600)
+        warm_every = run(shorter, args.workers, 600)
+        warm_one = run(shortest, 1, 0)
+        explorer.close_sweep_workers()
         plain = _plain(model, x, args.runs)
+        plain_shortest = _plain(model, shortest, args.runs)
 
     points = len(one.rows)
+    sweeps = {"one_worker": one, "every_worker": every, "warm_every_worker": warm_every, "warm_one_worker": warm_one}
     figures = {
         "device": name, "gpus": gpus, "torch": torch.__version__, "shape": list(x.shape), "dim": args.dim,
-        "every_worker": _summary(every), "one_worker": _summary(one),
-        "wall_ratio": every.wall_s / one.wall_s,
-        "one_worker_per_point_s": one.wall_s / points,
+        **{key: _summary(value) for key, value in sweeps.items()},
+        "wall_ratio": every.wall_s / one.wall_s, "warm_wall_ratio": warm_every.wall_s / warm_one.wall_s,
         "point_wall_s_median": statistics.median(r.wall_s for r in one.rows if r.wall_s is not None),
         "plain_per_point_s": statistics.mean(plain), "plain_s": plain,
+        "plain_shortest_per_point_s": statistics.mean(plain_shortest), "plain_shortest_s": plain_shortest,
     }
-    figures["per_point_ratio"] = figures["one_worker_per_point_s"] / figures["plain_per_point_s"]
+    for key, plain_key in (("one_worker", "plain_per_point_s"), ("warm_one_worker", "plain_shortest_per_point_s")):
+        figures[f"{key}_per_point_s"] = sweeps[key].wall_s / points
+        figures[f"{key}_per_point_ratio"] = figures[f"{key}_per_point_s"] / figures[plain_key]
     stages = sorted({stage for r in one.rows for stage in r.stage_s})
     figures["point_stage_s_median"] = {stage: statistics.median(r.stage_s.get(stage, 0.0) for r in one.rows)
                                        for stage in stages}
     console.print("inside a point (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in figures["point_stage_s_median"].items()))
-    console.print(f"sweep on {len(every.workers)} workers: {every.wall_s:.1f} s; on 1 worker: {one.wall_s:.1f} s; "
-                  f"ratio {figures['wall_ratio']:.2f}")
-    console.print(f"per point: sweep (1 worker, wall / points) {figures['one_worker_per_point_s']:.2f} s, inside the worker "
-                  f"(median) {figures['point_wall_s_median']:.2f} s; plain compile + profile {figures['plain_per_point_s']:.2f} s; "
-                  f"ratio {figures['per_point_ratio']:.2f}")
+    for label, many, single, ratio in (("starting their workers", every, one, "wall_ratio"),
+                                       ("in workers kept idle", warm_every, warm_one, "warm_wall_ratio")):
+        console.print(f"{label}: {len(many.workers)} workers {many.wall_s:.1f} s, 1 worker {single.wall_s:.1f} s, "
+                      f"ratio {figures[ratio]:.2f}")
+    console.print(f"per point: plain compile + profile {figures['plain_per_point_s']:.2f} s; inside the worker (median) "
+                  f"{figures['point_wall_s_median']:.2f} s; 1-worker sweep wall / points "
+                  f"{figures['one_worker_per_point_s']:.2f} s (ratio {figures['one_worker_per_point_ratio']:.2f})")
+    console.print(f"at a quarter of the length: plain {figures['plain_shortest_per_point_s']:.2f} s; kept worker, wall / points "
+                  f"{figures['warm_one_worker_per_point_s']:.2f} s (ratio {figures['warm_one_worker_per_point_ratio']:.2f})")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1))
 

@@ -53,8 +53,11 @@ def test_one_kernels_counters_agree_with_ncu_run_on_its_own(softmax, tmp_path):
     k = kernel.counters()  # its time is a figure of benchmarks/counters.py, not an assertion
     own = _ncu_on_its_own(kernel, tmp_path)
     print(f"ncu on its own: {own}")
+    # Both runs measure the same kernel at different moments with the clocks free: durations have differed
+    # by 10% (88 against 98 us) and memory throughput by as much (35.8 against 39.9% of peak). Matching
+    # within a quarter says they read the same kernel's same metrics in the same units, not its speed.
     for name, value in own.items():
-        assert getattr(k, name) == pytest.approx(value, rel=0.05), (name, getattr(k, name), value)
+        assert getattr(k, name) == pytest.approx(value, rel=0.25), (name, getattr(k, name), value)
     assert k.samples > 0 and sum(line.samples for line in k.lines) == k.samples
     assert k.own_lines and all(kernel.lines[line.line - 1].strip() == line.text for line in k.own_lines)
     report = softmax.counter_reports[-1]
