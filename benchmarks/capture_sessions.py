@@ -13,11 +13,16 @@ Triton compile workers (``async_compile.wait``), over the compiles after the fir
 (they pay the imports and compile kernels in the main process while the worker pool starts), and the
 ratio to plain.
 
+``--layers N`` times a training step (forward + backward) of N transformer blocks instead (d=256,
+8x256 tokens), the model of the README's cost table; at 24 blocks a compile takes 30 to 45 s, so
+``--compiles 3 --after-idle 0 --skip 1`` keeps a run within minutes. Each mode's first compile in its
+fresh processes (imports, CUDA's context, the compile-worker pool's start) is printed against plain's too.
+
 ``--eager-import`` adds a third mode: the capture with the kernel harness's Dynamo import back at the top
 of each kernel module (as Inductor writes it), which every compile worker then runs.
 
     python benchmarks/capture_sessions.py [--device cuda] [--processes 2] [--compiles 8] [--after-idle 4]
-                                          [--eager-import]
+                                          [--layers N] [--skip 2] [--eager-import]
 """
 
 from __future__ import annotations
@@ -31,10 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIESCE_S = 2.0
-SKIPPED = 2  # compiles per process left out of the medians
 
 
-def session(mode: str, device: str, compiles: int, after_idle: int) -> list[dict]:
+def session(mode: str, device: str, compiles: int, after_idle: int, layers: int) -> list[dict]:
     """Run in a fresh process: one mode's compiles, as JSON lines (seconds, wait, idle or not)."""
     import contextlib
 
@@ -48,7 +52,9 @@ def session(mode: str, device: str, compiles: int, after_idle: int) -> list[dict
     if mode == "eager-import":
         benchmark_harness.lazy_harness_import = contextlib.nullcontext
     run = "plain" if mode == "plain" else "explorer"
-    loads = list(co.workloads(device, 0).items())
+    loads = list(co.workloads(device, layers).items())
+    if layers:
+        loads = loads[-1:]  # the N-block training step only
     rows = []
     with inductor_config.patched({"quiesce_async_compile_time": QUIESCE_S}):  # read when the pool starts
         for number in range(compiles + after_idle):
@@ -67,29 +73,32 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, help="fresh processes per mode")
     parser.add_argument("--compiles", type=int, default=8, help="compiles back to back in each process")
     parser.add_argument("--after-idle", type=int, default=4, help="compiles after a pause, in each process")
+    parser.add_argument("--layers", type=int, default=0, help="time N transformer blocks, forward + backward")
+    parser.add_argument("--skip", type=int, default=2, help="compiles per process left out of the medians")
     parser.add_argument("--eager-import", action="store_true", help="also the capture with the harness import eager")
     parser.add_argument("--session", help=argparse.SUPPRESS)  # internal: run one mode here
     args = parser.parse_args()
     modes = ("plain", "explorer", "eager-import") if args.eager_import else ("plain", "explorer")
     if args.session:
-        for row in session(args.session, args.device, args.compiles, args.after_idle):
+        for row in session(args.session, args.device, args.compiles, args.after_idle, args.layers):
             print("ROW " + json.dumps(row), flush=True)
         return
     rows: list[dict] = []
     for _ in range(args.processes):
         for mode in modes:
             out = subprocess.run([sys.executable, __file__, "--session", mode, "--device", args.device,
-                                  "--compiles", str(args.compiles), "--after-idle", str(args.after_idle)],
+                                  "--compiles", str(args.compiles), "--after-idle", str(args.after_idle),
+                                  "--layers", str(args.layers)],
                                  cwd=ROOT, capture_output=True, text=True, check=True).stdout
             rows += [json.loads(line[4:]) for line in out.splitlines() if line.startswith("ROW ")]
     print(f"device {args.device}, {args.processes} fresh processes per mode, {args.compiles} compiles back to back "
-          f"+ {args.after_idle} after idling (first {SKIPPED} per process not counted)")
+          f"+ {args.after_idle} after idling (first {args.skip} per process not counted)")
     print(f"{'workload':<20}{'when':<6}{'mode':<14}{'s':>7}{'/ plain':>9}{'wait s':>8}")
     ratios: dict[str, list[float]] = {mode: [] for mode in modes}
     for workload in dict.fromkeys(r["workload"] for r in rows):
         for idle in (False, True):
             picked = {mode: [r for r in rows if r["mode"] == mode and r["workload"] == workload and r["idle"] == idle
-                             and r["number"] >= SKIPPED] for mode in modes}
+                             and r["number"] >= args.skip] for mode in modes}
             if not all(picked.values()):
                 continue
             plain = statistics.median(r["s"] for r in picked["plain"])
@@ -100,6 +109,9 @@ def main() -> None:
                       f"{statistics.median(r['wait'] for r in chosen):>8.2f}")
     for mode in modes[1:]:
         print(f"median ratio, {mode}: {statistics.median(ratios[mode]):.3f}")
+    first = {mode: statistics.median(r["s"] for r in rows if r["mode"] == mode and r["number"] == 0) for mode in modes}
+    print("first compile of a fresh process (median s): " + ", ".join(
+        f"{mode} {seconds:.2f} ({seconds / first['plain']:.3f})" for mode, seconds in first.items()))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ the path, so kernels generated inside a branch link to the branch's own nodes an
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+import functools
+from typing import Any, Callable, Iterator
 
 import torch.fx
 
@@ -105,6 +106,11 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
     on_line: dict[Any, list[FxNode]] = {}
     for n in fx_names.values():
         on_line.setdefault(n.user_line, []).append(n)
+
+    @functools.cache  # a backward graph has many nodes per (line, module instance): 1,920 calls at 24 layers
+    def same_instance(line: Any, module: str | None) -> list[str]:
+        return _same_instance(on_line.get(line, []), module)
+
     by_name = {n.name: n for n in post_grad.nodes}
     for path, module in graph_modules(post_gm):
         for node in module.graph.nodes:
@@ -114,7 +120,7 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
             if node.op == "placeholder" and not path:
                 record.fx = [name for name in inputs.get(record.name, []) if name in fx_names or name in fx_inputs]
                 continue
-            record.fx = _origins(node, record, path, fx_names, graph_paths, on_line)
+            record.fx = _origins(node, record, path, fx_names, graph_paths, same_instance)
     for record in post_grad.nodes:  # in graph order, so chains of trace-less nodes inherit too
         if not record.fx and record.op == "call_function":
             record.fx = [f for name in record.inputs if name in by_name and by_name[name].op != "placeholder"
@@ -130,7 +136,7 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
 
 
 def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str, FxNode],
-             graph_paths: dict[int, str], on_line: dict[Any, list[FxNode]]) -> list[str]:
+             graph_paths: dict[int, str], same_instance: Callable[[Any, str | None], list[str]]) -> list[str]:
     sources = fx_meta.origin_sources(node)
     exact = [qualified(graph_paths[gid], name) for name, gid in sources if gid in graph_paths]
     origins = [name for name in dict.fromkeys(exact) if name in fx_names]
@@ -139,7 +145,7 @@ def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str,
     if not origins and qualified(path, node.name) in fx_names and record.user_line == fx_names[record.name].user_line:
         origins = [record.name]
     if not origins and record.user_line is not None:
-        origins = _same_instance(on_line.get(record.user_line, []), record.module)
+        origins = same_instance(record.user_line, record.module)
     return list(dict.fromkeys(origins))
 
 
