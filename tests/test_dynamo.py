@@ -6,6 +6,7 @@ writes the capture's log with ``trace_dir`` and checks that load_trace reads the
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
@@ -176,3 +177,67 @@ def test_trace_dir_writes_a_log_that_loads_as_the_live_stage(tmp_path, graph_bre
         assert [(g.kind, g.code, g.source, g.user_line) for g in loaded.guards] == live_guards
     assert traces[0][live.graphs[0].compile_id].graph_breaks[0].resume == live.graph_breaks[0].resume
     assert not rank.summary.problems
+
+
+@contextlib.contextmanager
+def trace_logger_alone():
+    """torch's trace logger with no handler, as in a notebook (pytest adds its log capture's while a test runs)."""
+    logger = logging.getLogger(structured_trace.TRACE_LOGGER)
+    saved, logger.handlers = logger.handlers, []
+    try:
+        yield logger
+    finally:
+        logger.handlers = saved
+
+
+def test_records_nobody_reads_are_not_built_while_the_capture_alone_listens():
+    import torch._inductor.graph as inductor_graph
+    import torch._logging
+
+    original = torch._logging._internal.trace_structured
+    built, got = [], []
+
+    def payload(kind):
+        return lambda: built.append(kind) or f"{kind} text"
+
+    def emit():
+        torch._logging.trace_structured("unread", dict, payload_fn=payload("unread"), suppress_context=True)
+        torch._logging.trace_structured("read", lambda: {"a": 1}, payload_fn=payload("read"), suppress_context=True)
+        torch._logging._internal.trace_structured_artifact("read_artifact", "string", payload("artifact"))
+
+    def listening():
+        return structured_trace.on_trace_records(got.append, reads={"read", "read_artifact"}, payloads={"read_artifact"})
+
+    with trace_logger_alone() as logger:
+        with listening():
+            assert inductor_graph.trace_structured is not original  # a module that imported it by name sees the filter
+            emit()
+        assert built == ["artifact"]
+        assert [(r.name, r.payload) for r in got] == [("read", None), ("read_artifact", "artifact text")]
+        assert inductor_graph.trace_structured is original and torch._logging.trace_structured is original
+        logger.addHandler(logging.NullHandler())  # as TORCH_TRACE's handler: every record is built for it
+        with listening():
+            emit()
+    assert built == ["artifact", "unread", "read", "artifact"]
+
+
+def test_a_capture_builds_the_trace_records_it_reads_and_a_log_gets_them_all(monkeypatch, tmp_path):
+    from compiler.build.dynamo_records import READS
+
+    built = []
+    real = torch._logging._internal.log_trace_structured_event  # called for every record torch builds
+    x = torch.randn(8, 8)
+    with trace_logger_alone() as logger:
+
+        def spy(name, record):
+            if logger.handlers:  # the capture's own handler is on: a record built for it
+                built.append(name)
+            return real(name, record)
+
+        monkeypatch.setattr(torch._logging._internal, "log_trace_structured_event", spy)
+        c = explorer.compile(workloads.with_graph_break, x)
+        assert set(built) - {"artifact"} <= READS and "inductor_output_code" not in built
+        assert c.dynamo.graph_breaks and c.dynamo.guards  # its break reasons and guards were built
+        built.clear()
+        explorer.compile(workloads.with_graph_break, x, trace_dir=tmp_path)
+    assert "inductor_output_code" in built and "dynamo_output_graph" in built, " ".join(sorted(set(built)))

@@ -6,6 +6,12 @@ that logger has a handler. A handler added for the duration of a capture therefo
 the records a TORCH_TRACE log of the same compile holds. It is removed on exit (also on errors), and
 the logger's level is put back as found.
 
+Records the capture does not read are not built at all while its handler is the only one (no
+TORCH_TRACE log, no other reader): torch builds a record's metadata and payload whenever any handler
+listens, and for a 24-block model those payloads (graphs printed with ``print_readable``, tensor
+descriptions) were about 4% of the compile. ``_only_records_read`` points every module's
+``trace_structured`` at a filter for the capture's duration.
+
 File names in stack records are interned: a ``str`` record is written the first time a name is seen
 in the process, so names interned before the capture are read from the intern table itself.
 """
@@ -15,11 +21,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import Any, Callable, Collection, Iterator, TextIO
 
+from torch._logging import _internal
 from torch._logging import structured as _structured
 
 from ..model.trace_log import Record, format_record, record_of
@@ -86,13 +94,65 @@ def _open_log(log_dir: str | Path, existing: Path | None) -> tuple[TextIO, Path]
     return stream, path
 
 
+def _no_payload() -> None:
+    return None
+
+
+def _modules_binding(function: Any) -> list[Any]:
+    """Modules whose global ``trace_structured`` is ``function`` (torch's modules import it by name)."""
+    found = []
+    for module in list(sys.modules.values()):
+        try:
+            if vars(module).get("trace_structured") is function:
+                found.append(module)
+        except TypeError:  # not a module (sys.modules may hold anything)
+            continue
+    return found
+
+
+@contextlib.contextmanager
+def _only_records_read(logger: logging.Logger, handler: logging.Handler, reads: Collection[str],
+                       payloads: Collection[str]) -> Iterator[None]:
+    """While ``handler`` is ``logger``'s only handler, records of kinds outside ``reads`` are not built,
+    and payloads only for kinds in ``payloads``; with any other handler (TORCH_TRACE) every record is."""
+    original = getattr(_internal, "trace_structured", None)
+    if not callable(original):
+        yield
+        return
+
+    def trace_structured(name: str, metadata_fn: Callable[[], Any] = dict, *,
+                         payload_fn: Callable[[], Any] = _no_payload, **kwargs: Any) -> None:
+        if logger.handlers == [handler]:
+            kind = name
+            if name == "artifact":  # named by its metadata (graph break reasons, recompile reasons)
+                metadata = metadata_fn()
+                metadata_fn = lambda: metadata  # noqa: E731 - built once
+                kind = metadata.get("name", name) if isinstance(metadata, dict) else name
+            if kind not in reads:
+                return None
+            if kind not in payloads:
+                payload_fn = _no_payload
+        return original(name, metadata_fn, payload_fn=payload_fn, **kwargs)
+
+    for module in _modules_binding(original):
+        module.trace_structured = trace_structured
+    try:
+        yield
+    finally:
+        for module in _modules_binding(trace_structured):  # modules imported meanwhile bound it too
+            module.trace_structured = original
+
+
 @contextlib.contextmanager
 def on_trace_records(callback: Callable[[Record], None], log_dir: str | Path | None = None,
-                     log_file: Path | None = None) -> Iterator[Path | None]:
+                     log_file: Path | None = None, reads: Collection[str] | None = None,
+                     payloads: Collection[str] = ()) -> Iterator[Path | None]:
     """Call ``callback(record)`` for every structured trace record torch emits while active.
 
     With ``log_dir``, the records are also written to a TORCH_TRACE log there: ``log_file`` when
-    given (appended), else a new file. Its path is yielded.
+    given (appended), else a new file. Its path is yielded. Without a log, ``reads`` names the record
+    kinds the callback uses and ``payloads`` those whose payload it reads: torch skips building the
+    others while nothing else listens.
     """
     logger = logging.getLogger(TRACE_LOGGER)
     stream, path = _open_log(log_dir, log_file) if log_dir is not None else (None, None)
@@ -100,8 +160,11 @@ def on_trace_records(callback: Callable[[Record], None], log_dir: str | Path | N
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)  # torch sets it at import; records must pass even if someone changed it
+    filtered = _only_records_read(logger, handler, reads, payloads) if reads is not None and stream is None \
+        else contextlib.nullcontext()
     try:
-        yield path
+        with filtered:
+            yield path
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)

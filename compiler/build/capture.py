@@ -24,7 +24,7 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import frames, toggles
 from .assemble import InnerRecord, assemble
-from .dynamo_records import DynamoRecords, add_sources
+from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
 from .specs import tensor_specs, user_sources
 
@@ -76,7 +76,9 @@ class _Recorder:
             on_combo_kernel=self.on_combo_kernel,
             on_pad_mm=self.on_pad_mm,
             on_wrapper_planned=self.on_wrapper_planned,
-        ), structured_trace.on_trace_records(self.on_trace_record, self.trace_dir, self.log_path) as path:
+        ), structured_trace.on_trace_records(
+            self.on_trace_record, self.trace_dir, self.log_path, reads=READS, payloads=PAYLOADS,
+        ) as path:
             self.log_path = path
             yield
 
