@@ -115,7 +115,10 @@ class TerminalBar:
                                      console=self.console or Console(stderr=True), transient=True)
             self.progress.start()
             self.task_id = self.progress.add_task(step.task, total=1.0)
-        self.progress.update(self.task_id, completed=_fraction(step) or 0.0, description=describe(step, seconds=False))
+        # drawn now, not at rich's next tick: the throttle already spaces steps, and a stage that lasts
+        # less than a tick would otherwise never be seen
+        self.progress.update(self.task_id, completed=_fraction(step) or 0.0, description=describe(step, seconds=False),
+                             refresh=True)
 
 
 def _in_notebook() -> bool:

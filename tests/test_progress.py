@@ -241,8 +241,7 @@ def test_terminal_bar_shows_the_stage_and_is_erased_at_the_end():
 
     out = io.StringIO()
     bar = shown.TerminalBar(Console(file=out, force_terminal=True, width=100))
-    bar(progress.Step("compile f", "lowering", detail="graph 1", elapsed=0.7))
-    time.sleep(shown.REFRESH_S)
+    bar(progress.Step("compile f", "lowering", detail="graph 1", elapsed=0.7))  # drawn at once, not at a tick
     bar(progress.Step("compile f", "autotuning", 12, None, "12 choices timed, last for mm", elapsed=0.9))
     assert bar.progress is not None and bar.progress.live.is_started
     bar(progress.Step("compile f", "autotuning", elapsed=1.0, finished=True))
