@@ -401,11 +401,17 @@ def complete_kernel_irs(*compilations: Compilation) -> None:
     """Build every pending k.ir (nvdisasm runs in subprocesses, so threads overlap them)."""
     pending = [k.ir for c in compilations for g in c.graphs for k in g.kernels
                if k.ir is not None and k.ir.pending is not None]
-    if not pending:
+    _build_in_parallel(KernelIR.complete, pending)
+
+
+def _build_in_parallel(build: Callable[[Any], None], kernels: list[Any]) -> None:
+    """``build`` each kernel's IR in a thread pool, as a progress step: nvdisasm runs in subprocesses,
+    so the threads overlap them."""
+    if not kernels:
         return
-    progress.step("kernel IR", detail=f"disassembling and mapping the Triton IR of {len(pending)} kernels")
-    with ThreadPoolExecutor(max_workers=min(8, len(pending))) as pool:
-        list(pool.map(KernelIR.complete, pending))
+    progress.step("kernel IR", detail=f"disassembling and mapping the Triton IR of {len(kernels)} kernels")
+    with ThreadPoolExecutor(max_workers=min(8, len(kernels))) as pool:
+        list(pool.map(build, kernels))
 
 
 # ------------------------------------------------------------------------- parts kept as dataclass dicts
@@ -462,33 +468,26 @@ def kernel_ir_from_json(data: dict[str, Any], source: str = "", name: str = "") 
     return KernelIR(pending=lambda: from_dict(KernelIR, unpacked(data)))
 
 
-def _raw_ir(text: str, source: str, name: str) -> RawKernelIR:
+def _raw_ir_built(text: str, source: str, name: str) -> KernelIR:
+    """The KernelIR of a raw one as a trace holds it (packed, its cubin in base64)."""
     raw = _unpack(text)
     if not isinstance(raw, dict):
         raise TraceFormatError("malformed trace: a raw kernel IR should be an object")
     raw["cubin"] = base64.b64decode(raw["cubin"]) if raw.get("cubin") else None
-    return RawKernelIR(raw, source, name, raw.pop("arch", None))
-
-
-def _raw_ir_built(text: str, source: str, name: str) -> KernelIR:
-    return _raw_ir(text, source, name)()
+    return RawKernelIR(raw, source, name, raw.pop("arch", None))()
 
 
 def with_raw_irs_built(trace: dict[str, Any]) -> dict[str, Any]:
-    """``trace`` (a sweep worker's) with every raw kernel IR built and packed, as a trace file holds it:
-    nvdisasm runs in subprocesses, so threads overlap them. The dict is changed in place and returned."""
+    """``trace`` (a sweep worker's) with every raw kernel IR built and packed, as a trace file holds it.
+    The dict is changed in place and returned."""
     raw = [kernel for graph in trace.get("graphs") or [] for kernel in graph.get("kernels") or []
            if isinstance(kernel.get("ir"), dict) and "raw" in kernel["ir"]]
-    if not raw:
-        return trace
-    progress.step("kernel IR", detail=f"disassembling and mapping the Triton IR of {len(raw)} kernels")
 
     def build(kernel: dict[str, Any]) -> None:
         built = _raw_ir_built(kernel["ir"]["raw"], kernel.get("source", ""), kernel.get("name", ""))
         kernel["ir"] = kernel_ir_to_json(built, packed_texts=True)
 
-    with ThreadPoolExecutor(max_workers=min(8, len(raw))) as pool:
-        list(pool.map(build, raw))
+    _build_in_parallel(build, raw)
     return trace
 
 

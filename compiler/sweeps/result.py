@@ -152,14 +152,14 @@ class Sweep(Rendered):
         """The sweep as one self-contained HTML page (the table, heat and every point's view); written to
         ``path`` when given (returns the path), else returned as a string."""
         write = views.renderer("sweep_html")
-        if write is not None:  # the page embeds every point's kernel IR: build the workers' raw IR in one pool
-            complete_kernel_irs(*(self[i] for i, trace in enumerate(self.traces) if trace is not None))
         if write is None:
             page = f"<!doctype html><meta charset='utf-8'><body>{views.html_of(self)}</body>"
             if path is None:
                 return page
             Path(path).write_text(page)
             return Path(path)
+        # the page embeds every point's kernel IR: build what the workers left raw in one pool
+        complete_kernel_irs(*(self[i] for i, trace in enumerate(self.traces) if trace is not None))
         return write(self, path)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
