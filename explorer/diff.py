@@ -1,6 +1,7 @@
 """explorer.diff(a, b): what changed between two compilations of the same code.
 
-Kernels are paired by the Dynamo FX nodes they implement, not by name: the FX graph is the same for
+A kernel that is there again (the same name computing the same nodes) is paired with itself first.
+The others are paired by the Dynamo FX nodes they compute, not by name: the FX graph is the same for
 both compilations of one piece of code, while kernel names, counts and languages move with the
 toggles. So an extern ``mm`` that a native-matmul compilation replaced by a Triton kernel with
 ``tl.dot`` (fused with its epilogue) shows up as one *changed* pair, not an unrelated removal and
@@ -220,19 +221,20 @@ def _source_diff(a: Kernel | None, b: Kernel | None) -> str:
 def _pair_kernels(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
     sets_a = [set(_nodes(k)) for k in a]
     sets_b = [set(_nodes(k)) for k in b]
+    pair_of_a = _same_kernels(a, b)
+    used_b = set(pair_of_a.values())
     candidates = []
     for i, sa in enumerate(sets_a):
         for j, sb in enumerate(sets_b):
             shared = sa & sb
-            if shared:
+            if shared and i not in pair_of_a and j not in used_b:
                 # an extern call whose nodes a generated kernel now computes is what that kernel replaced:
                 # pair those first, even when the kernel also absorbed an epilogue with more overlap
                 replaced = a[i].language == "extern" and b[j].language != "extern"
                 same_language = a[i].language == b[j].language
-                candidates.append((replaced, len(shared) / len(sa | sb), same_language, -i, -j, i, j))
+                candidates.append((replaced, len(shared) / len(sa | sb), a[i].name == b[j].name, same_language,
+                                   -i, -j, i, j))
     candidates.sort(reverse=True)
-    pair_of_a: dict[int, int] = {}
-    used_b: set[int] = set()
     for *_, i, j in candidates:
         if i not in pair_of_a and j not in used_b:
             pair_of_a[i] = j
@@ -253,6 +255,25 @@ def _pair_kernels(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
         if j not in used_b:
             changes.append(KernelChange("added", None, kb.id, None, kb.language, sorted(sets_b[j]), _source_diff(None, kb)))
     return changes
+
+
+def _same_kernels(a: list[Kernel], b: list[Kernel]) -> dict[int, int]:
+    """Kernels of ``b`` that are a kernel of ``a`` again: the same name computing the same post-grad and FX
+    nodes (a toggle that only changes code keeps every kernel's name and nodes). Paired before any
+    matching by overlap, so an unchanged kernel is never taken by a neighbour sharing an FX node."""
+    waiting: dict[tuple[Any, ...], list[int]] = {}
+    for j, kb in enumerate(b):
+        waiting.setdefault(_identity(kb), []).append(j)
+    pairs: dict[int, int] = {}
+    for i, ka in enumerate(a):
+        same = waiting.get(_identity(ka))
+        if same:
+            pairs[i] = same.pop(0)
+    return pairs
+
+
+def _identity(k: Kernel) -> tuple[Any, ...]:
+    return k.name, k.language, tuple(sorted(k.post_grad_nodes)), tuple(sorted(k.fx_nodes))
 
 
 def _count(g: GraphCapture, stage: str) -> int:

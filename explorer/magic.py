@@ -253,7 +253,7 @@ class ExplorerMagics(Magics):
         progress = StatusLine(f"running {entry.name} again on new inputs…", args.quiet)
         try:
             with quiet_capture_warnings():
-                outputs = compilation.run(*inputs)
+                outputs = compilation.recompile(*inputs)
         except CompileError as error:
             progress.update(f"{entry.name}: recompilation failed during {error.stage}")
             raise CellFailed(error.stage, error_summary(error)) from None

@@ -40,7 +40,7 @@ class _Traced:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key = repr(tensor_specs((args, kwargs)))
         if key in self._compiled:
-            return self._compiled[key].run(*args, **kwargs)
+            return self._compiled[key].recompile(*args, **kwargs)
         compilation = self._tracer.capture(self._original, self._options, args, kwargs)
         self._compiled[key] = compilation
         return compilation.outputs

@@ -10,14 +10,15 @@ asserts) and a profile, without a GPU. Paths of the user's source are kept as re
     PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
 
 Triton's IR files are found for the first compile of a process only (README, "Known gaps"): record
-the traces whose IR the tests read one per process,
+each trace in a process of its own,
 
-    for n in gpu_default gpu_deterministic gpu_training gpu_transformer; do
+    for n in $(PYTHONPATH=. python -m tests.record_gpu_fixtures --list); do
         PYTHONPATH=. python -m tests.record_gpu_fixtures $n; done
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -74,9 +75,14 @@ def main(only: list[str]) -> None:
             c = explorer.compile(fn, *args, config=config, backward=backward)
         c.measure_memory()  # the measured peak of each graph, next to the plan
         _runs(name, c)
-        path = c.save(FIXTURES / f"{name}.json")
+        path = c.save(FIXTURES / f"{name}.json")  # builds every kernel's IR (SASS, line maps)
+        # kept unpacked and indented: the tests read the JSON itself, and a re-recording diffs by line
+        path.write_text(json.dumps(explorer.load(path).to_json(), indent=1) + "\n")
         print(f"{path}: {c!r}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:] == ["--list"]:
+        print(" ".join(recordings()))
+    else:
+        main(sys.argv[1:])

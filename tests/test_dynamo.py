@@ -35,11 +35,11 @@ def _text(obj, width=160):
 
 @pytest.fixture(scope="module")
 def dynamic_compilation():
-    """branch_on_size with dynamic shapes, compiled for 8 rows then run on 3 rows (a recompile)."""
+    """branch_on_size with dynamic shapes, compiled for 8 rows then recompiled on 3 rows."""
     c = explorer.compile(workloads.branch_on_size, torch.randn(8, 3), dynamic=True)
     symbols_before = list(c.symbols)
     x = torch.randn(3, 3)
-    out = c.run(x)
+    out = c.recompile(x)
     return c, symbols_before, x, out
 
 
@@ -109,14 +109,14 @@ def test_run_with_inputs_the_guards_reject_captures_the_recompile(dynamic_compil
     assert len(c.graphs) == 2 and c.graphs[1].kernels                  # the new graph, with its stages
     assert [s.range for s in c.symbols if s.compile_id == recompile.compile_id and s.source == "L['x'].size()[0]"] == ["[2, 4]"]
     graphs = len(c.graphs)
-    c.run(torch.randn(2, 3))  # the recompiled graph's guards hold: nothing new
+    c.recompile(torch.randn(2, 3))  # the recompiled graph's guards hold: nothing new
     assert len(c.graphs) == graphs and len(c.recompiles) == 1
 
 
 def test_static_shapes_recompile_names_the_failed_guard():
     c = explorer.compile(workloads.reduction_with_pointwise, torch.randn(4, 8))
     x = torch.randn(6, 8)
-    torch.testing.assert_close(c.run(x), workloads.reduction_with_pointwise(x))
+    torch.testing.assert_close(c.recompile(x), workloads.reduction_with_pointwise(x))
     [recompile] = c.recompiles
     assert recompile.reasons == [f"{c.graphs[0].compile_id}: tensor 'x' size mismatch at index 0. expected 4, actual 6"]
     assert [spec["shape"] for spec in c.inputs] == [[4, 8]]  # the inputs it was compiled for
@@ -131,7 +131,7 @@ def test_a_failed_recompile_leaves_the_compilation_as_it_was():
     c = explorer.compile(picky, torch.randn(3, 3))
     before = c.to_json()
     with pytest.raises(CompileError) as info:
-        c.run(torch.randn(2, 5))
+        c.recompile(torch.randn(2, 5))
     assert info.value.stage == "tracing" and info.value.partial is c
     assert c.to_json() == before
 

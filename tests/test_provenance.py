@@ -61,6 +61,7 @@ def test_real_model_is_fully_linked_or_explained(name):
     assert r.matches, f"{name}: compiled outputs differ from eager"
     assert r.round_trip, f"{name}: the trace does not survive a JSON round trip"
     assert not r.missing, f"{name}: kernels without provenance: {r.missing}"
+    assert not r.overlaps, f"{name}: nodes claimed by two kernels: {r.overlaps}"
     assert r.kernels == r.linked + r.explained > 0
 
 

@@ -89,7 +89,7 @@ def test_a_run_that_would_need_a_new_graph_says_so_and_compiles_nothing(function
     c, _ = function_capture
     torch._dynamo.reset()
     graphs, before = len(c.graphs), _frames_compiled()
-    with pytest.raises(NotRunnableError, match="would compile it again") as error:
+    with pytest.raises(NotRunnableError, match="would compile a new graph") as error:
         replay.runner(c, (torch.randn(5, 8),))()  # another batch size: Dynamo's guards fail
     assert "Nothing was compiled" in str(error.value)
     assert len(c.graphs) == graphs and _frames_compiled() == before

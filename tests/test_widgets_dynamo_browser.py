@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import explorer
+import widgets
 from tests import workloads
 from tests.test_widgets_static_browser import browser, click, open_export, settle  # noqa: F401 - the browser fixture
 
@@ -23,9 +24,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture(scope="module")
 def dynamic_trace():
-    """branch_on_size compiled with dynamic shapes for 8 rows, then run on 3 rows (a recompile)."""
+    """branch_on_size compiled with dynamic shapes for 8 rows, then recompiled on 3 rows."""
     c = explorer.compile(workloads.branch_on_size, torch.randn(8, 3), dynamic=True)
-    c.run(torch.randn(3, 3))
+    c.recompile(torch.randn(3, 3))
     return c.to_json()
 
 
@@ -123,4 +124,27 @@ def test_symbols_and_recompiles_of_a_dynamic_shape_capture(browser, dynamic_trac
     assert page.locator(".ie-dyn-recompile").count() == len(dynamo["recompiles"]) > 0
     reasons = page.locator(".ie-dyn-recompile .ie-dyn-reason").all_inner_texts()
     assert reasons == [reason for r in dynamo["recompiles"] for reason in r["reasons"]]
+    assert page.errors == []
+
+
+def test_a_skipped_frame_is_marked_as_run_eagerly(browser, tmp_path):
+    trace = explorer.compile(workloads.print_in_loop, torch.randn(8)).to_json()
+    [frame] = trace["dynamo"]["frames"]
+    [graph_break] = trace["dynamo"]["graph_breaks"]
+    assert frame["skipped"] and graph_break["frame_skipped"] == frame["skipped"] and trace["graphs"] == []
+    alone = browser.new_page()  # nothing was compiled: the view says which frame ran eagerly, and why
+    alone.goto(widgets.write_html(trace, tmp_path / "alone.html").as_uri())
+    alone.wait_for_selector(".ie-root", timeout=15_000)
+    alone.wait_for_function("document.body.innerText.includes('ran eagerly')", timeout=15_000)
+    assert f"print_in_loop: {frame['skipped']}" in alone.inner_text("body")
+    # with a graph beside it (a later frame compiled), the Dynamo stage marks the skipped one
+    trace["graphs"] = json.loads((FIXTURES / "widget_sample.json").read_text())["graphs"]
+    page = open_dynamo(browser, trace, tmp_path)
+    row = page.locator(".ie-dyn-frame[data-skipped=true]")
+    assert row.count() == 1 and "ran eagerly" in row.inner_text() and frame["skipped"] in row.inner_text()
+    card = page.locator(".ie-dyn-break")
+    assert card.locator(".ie-skip-badge").inner_text() == "frame skipped"
+    assert graph_break["frame_skipped"] in card.locator(".ie-dyn-skip-why").inner_text()
+    assert graph_break["reason"] == "Failed to trace builtin operator" and graph_break["reason"] in card.inner_text()
+    assert page.locator(".ie-stage-btn[data-stage=dynamo] .ie-count").inner_text().endswith("1 ran eagerly")
     assert page.errors == []

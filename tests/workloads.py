@@ -148,3 +148,68 @@ def two_branches(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.T
     a = x @ w1
     b = x @ w2
     return a.relu().sum(1) + b.relu().sum(1)
+
+
+class LayerNormMLP(torch.nn.Module):
+    """LayerNorm -> Linear + GELU -> Linear: a new user's first model. Each Linear is an extern matmul
+    whose input is the kernel before it, so provenance must not hand it that kernel's nodes."""
+
+    def __init__(self, dim: int = 96, hidden: int = 192) -> None:
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(dim)
+        self.fc1 = torch.nn.Linear(dim, hidden)
+        self.fc2 = torch.nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.ln(x)
+        h = torch.nn.functional.gelu(self.fc1(z))
+        return self.fc2(h)
+
+
+def _cancelling_branch(a: torch.Tensor) -> torch.Tensor:
+    return (a.to(torch.bfloat16) + 1000.0 - 1000.0).float() * 3
+
+
+def _plain_branch(a: torch.Tensor) -> torch.Tensor:
+    return torch.cos(a) + 1
+
+
+def cond_after_work(x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """Work before a torch.cond (the operand and the predicate), a branch that loses precision in
+    bfloat16 (eager rounds after every op, the fused kernel does not), and work after it."""
+    s = x * 2
+    z = torch.cond(p.sum() > 0, _cancelling_branch, _plain_branch, (s,))
+    return z * 2
+
+
+def sort_after_pointwise(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A fallback kernel (aten.sort) whose input is a pointwise kernel's output."""
+    y = x * 2 + 1
+    values, indices = torch.sort(y, dim=-1)
+    return values.cos(), indices
+
+
+def print_in_loop(x: torch.Tensor) -> torch.Tensor:
+    """A graph break inside a loop: Dynamo gives up on the whole function, which runs eagerly."""
+    for step in range(3):
+        x = x * 2
+        print("step", step)
+    return x + 1
+
+
+def data_dependent_if(x: torch.Tensor) -> torch.Tensor:
+    y = x.sum()
+    if y > 0:
+        return x * 2
+    return x - 1
+
+
+def doubling_loop(x: torch.Tensor) -> torch.Tensor:
+    """torch.while_loop: the body's kernel runs once per iteration."""
+    def keep_going(i: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return i < 3
+
+    def body(i: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return i + 1, v.sin() * 2
+
+    return torch.while_loop(keep_going, body, (torch.zeros((), dtype=torch.int64), x))[1]

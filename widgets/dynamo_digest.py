@@ -17,7 +17,8 @@ def _where(user_line: Any) -> str:
 
 
 def dynamo_digest(dynamo: Mapping[str, Any]) -> dict[str, Any]:
-    """Counts per section, and graph id -> why it starts after a break (``graphs_after`` of each break)."""
+    """Counts per section, graph id -> why it starts after a break (``graphs_after`` of each break), and
+    the frames Dynamo skipped ("function: why"), which ran eagerly."""
     guards = dynamo.get("guards") or {}
     breaks = [b for b in dynamo.get("graph_breaks") or [] if isinstance(b, Mapping)]
     after_break: dict[str, str] = {}
@@ -26,6 +27,8 @@ def dynamo_digest(dynamo: Mapping[str, Any]) -> dict[str, Any]:
             after_break.setdefault(str(gid), f"{graph_break.get('reason', 'graph break')} at {_where(graph_break.get('user_line'))}")
     return {
         "frames": len(dynamo.get("frames") or []),
+        "skipped_frames": [f"{f.get('function') or '?'}: {f['skipped']}" for f in dynamo.get("frames") or []
+                           if isinstance(f, Mapping) and f.get("skipped")],
         "guards": sum(len(group) for group in guards.values() if isinstance(group, list)) if isinstance(guards, Mapping) else 0,
         "graph_breaks": len(breaks),
         "symbols": len(dynamo.get("symbols") or []),

@@ -7,7 +7,7 @@ import types
 from typing import Any, Callable, Iterator
 
 from . import (autotune, benchmark_harness, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines,
-               kernel_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
+               kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -37,6 +37,7 @@ def capture_hooks(
     on_combo_kernel: Callable[[combo_kernels.Groups | None], None],
     on_pad_mm: Callable[[dict[str, Any]], None],
     on_wrapper_planned: Callable[[Any], None] = lambda wrapper: None,
+    on_operation_lowered: lowering_nodes.Lowered = lambda module, name, node: None,
 ) -> Iterator[None]:
     values = {**CAPTURE_SETTINGS, **settings}
     if scheduler_passes.available():
@@ -47,6 +48,7 @@ def capture_hooks(
         stack.enter_context(output_code.on_output_code(on_output_code))
         stack.enter_context(kernel_lines.on_node_lines(on_node_lines))
         stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))
+        stack.enter_context(lowering_nodes.on_operation_lowered(on_operation_lowered))
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
         stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))

@@ -23,6 +23,7 @@ from . import frames, sass, triton_meta, wrapper_code
 from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
 from .ir_line_maps import kernel_ir
 from .memory_plan import build_timeline
+from .ownership import log_claims, split_origins
 from .wrapper_graph import wrapper_fx
 
 
@@ -44,6 +45,7 @@ class InnerRecord:
     kernel_traces: dict[str, list[str]] = field(default_factory=dict)
     node_lines: dict[str, set[str]] = field(default_factory=dict)
     kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
+    lowered_by: dict[str, str] = field(default_factory=dict)  # operation -> the post-grad node whose lowering made it
     combos: dict[str, list[list[str]]] = field(default_factory=dict)  # "kernel:handle" -> sub-kernels' nodes
     pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
     timings: dict[str, float] = field(default_factory=dict)
@@ -64,8 +66,11 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: Graph
 
 def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage) -> GraphCapture:
     """The linked GraphCapture of FX stages already built (from live modules or from a log's text)."""
+    split_origins(record.loop_ir + record.eliminated, record.lowered_by, {n.name: n.subgraph for n in post_grad.nodes})
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
-    fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f["origins"]))
+    computes = {n.name: n.origins for n in loop_ir}
+    fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]),
+                        origins=list(dict.fromkeys(o for m in f["nodes"] for o in computes.get(m, ()))) or list(f["origins"]))
              for f in record.fused]
     group_of = {member: g.name for g in fused for member in g.nodes}
     for node in loop_ir:
@@ -138,6 +143,7 @@ def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:
         dtype=raw["dtype"], size=list(raw["size"]), stride=list(raw["stride"]), ranges=dict(raw["ranges"]),
         sizes=[list(p) for p in raw["sizes"]], indexing=dict(raw["indexing"]), reads=list(raw["reads"]),
         writes=list(raw["writes"]), body=raw["body"], origins=list(raw["origins"]),
+        inherited_origins=list(raw.get("inherited", [])),
         extern_target=raw["extern_target"], eliminated=eliminated,
     )
 
@@ -192,6 +198,9 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         if name not in defined:
             kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
                                   wrapper_lines=[definition.lines[0]] + definition.calls))
+    if not loop_ir:  # a log's kernels, in codegen order: Inductor's map alone, which over-claims inputs' nodes
+        for kernel, nodes in zip(kernels, log_claims([k.post_grad_nodes for k in kernels], post_grad.nodes)):
+            kernel.post_grad_nodes = nodes
     live = _loaded_kernels(kernels, record.compiled_fn)
     index = _Index(loop_ir, post_grad, fx)
     wrapper_lines = record.wrapper.splitlines()
@@ -300,16 +309,33 @@ def _attach(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[
     pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
     kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))
     nodes = pg_nodes + [fx_by_name[name] for name in kernel.fx_nodes if name in fx_by_name]
-    kernel.user_lines = _user_lines(nodes, kernel.meta.get("stack_traces", []))
-    kernel.meta["stack_traces"] = [frames.strip_entry(t) for t in kernel.meta.get("stack_traces", [])]
+    traces = _own_traces(kernel.meta.get("stack_traces", []), nodes)
+    kernel.user_lines = _user_lines(nodes, [stack for _, stack in traces])
+    kernel.meta["stack_traces"] = [frames.strip_entry(text) for text, _ in traces]
 
 
-def _user_lines(nodes: list[FxNode], stack_traces: list[str]) -> list[tuple[str, int]]:
+def _own_traces(stack_traces: list[str], nodes: list[FxNode]) -> list[tuple[str, list[frames.Frame]]]:
+    """Inductor's stack traces of a kernel (with their frames) that belong to the nodes it computes.
+    Inductor collects them from every origin it lists, inputs' included, so a matmul would carry its
+    LayerNorm's trace: a trace is kept when it ends with the stack of one of the nodes (a log's graph
+    text records only a node's innermost frame, a live graph its whole stack)."""
+    own = {tuple((file, line) for file, line, _ in node.stack) for node in nodes if node.stack}
+    kept = []
+    for text in stack_traces:
+        stack = frames.without_entry(fx_meta.frames_of(text))
+        lines = [(file, line) for file, line, _ in stack]
+        if any(len(lines) >= len(tail) and tuple(lines[len(lines) - len(tail):]) == tail for tail in own):
+            kept.append((text, stack))
+    return kept
+
+
+def _user_lines(nodes: list[FxNode], stacks: list[list[frames.Frame]]) -> list[tuple[str, int]]:
     """Each node's own line first (a pattern-rewritten node such as addmm from mm + add keeps one line
-    itself; its FX nodes add the others), then the rest of every node's stack, innermost first."""
+    itself; its FX nodes add the others), then the rest of every node's stack, innermost first.
+    ``stacks``: more stacks of the same nodes (Inductor's traces hold whole stacks where a log's graph
+    text holds one frame)."""
     lines = [node.user_line for node in nodes if node.user_line]
-    stacks = [node.stack for node in nodes] + [frames.without_entry(fx_meta.frames_of(t)) for t in stack_traces]
-    lines += [line for stack in stacks if stack for line in [frames.best_line(stack)] if line]
+    stacks = [node.stack for node in nodes] + stacks
     lines += [line for stack in stacks for line in frames.stack_lines(stack)]
     return list(dict.fromkeys(lines))
 

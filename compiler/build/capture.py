@@ -22,7 +22,7 @@ from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
-from . import frames, toggles
+from . import compile_errors, frames, toggles
 from .assemble import InnerRecord, assemble
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
@@ -76,6 +76,7 @@ class _Recorder:
             on_combo_kernel=self.on_combo_kernel,
             on_pad_mm=self.on_pad_mm,
             on_wrapper_planned=self.on_wrapper_planned,
+            on_operation_lowered=self.on_operation_lowered,
         ), structured_trace.on_trace_records(
             self.on_trace_record, self.trace_dir, self.log_path, reads=READS, payloads=PAYLOADS,
         ) as path:
@@ -129,8 +130,11 @@ class _Recorder:
         if not path:
             self.enter("scheduling")
         records = scheduler_ir.loop_ir_records(nodes, names.name_of)
+        eliminated = scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
+        for record in records + eliminated:
+            record["subgraph"] = path or None
         self.current.loop_ir += records
-        self.current.eliminated += scheduler_ir.eliminated_records({r["name"] for r in records}, names.name_of)
+        self.current.eliminated += eliminated
 
     def on_post_fusion(self, nodes: list[Any]) -> None:
         names, path = self._lowering()
@@ -139,6 +143,12 @@ class _Recorder:
         if not path:
             self.enter("codegen")
         self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def on_operation_lowered(self, module: Any, operation: str, node: Any) -> None:
+        """Which FX node's lowering created ``operation`` (of this graph or one of its subgraphs)."""
+        names, _ = self._lowering()
+        if names is not None and names.path_of(module) is not None:
+            self.current.lowered_by[operation] = names.name_of(node)
 
     def _lowering(self) -> tuple[StageNames | None, str | None]:
         """Names of the graph being compiled, and the path of the subgraph Inductor is scheduling now
@@ -242,8 +252,7 @@ class _Recorder:
         except Exception as error:
             del self.inner[start:]
             self.dynamo.frames = frames
-            cause = errors.backend_cause(error) or error
-            raise CompileError(_failed_stage(self.stage, error), f"{type(cause).__name__}: {cause}", compilation) from error
+            raise CompileError(_failed_stage(self.stage, error), compile_errors.describe(error), compilation) from error
         finally:
             self.active = False
         new = self.graphs(start)
@@ -380,11 +389,10 @@ def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str,
         except Exception as error:
             recorder.active = False
             stage = _failed_stage(recorder.stage, error)
-            cause = errors.backend_cause(error) or error
             partial = _compilation(recorder, name, device, config, settings, overrides, inputs, None,
                                    backward, time.perf_counter() - started, mark, compiled, target, call_kwargs,
                                    grad_enabled)
-            raise CompileError(stage, f"{type(cause).__name__}: {cause}", partial) from error
+            raise CompileError(stage, compile_errors.describe(error), partial) from error
     recorder.active = False
     elapsed = time.perf_counter() - started
     progress.step("collecting", detail="reading the stages into a Compilation")

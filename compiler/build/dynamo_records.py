@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import linecache
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -178,7 +179,7 @@ class DynamoRecords:
         guards: list[Guard] = []
         for frame in frames:
             stage.frames.append(DynamoFrame(frame.compile_id, frame.function, frame.filename, frame.line,
-                                            tuple(graphs.get(frame.compile_id, ()))))
+                                            tuple(graphs.get(frame.compile_id, ())), _skipped(frame)))
             frame_guards = parse_guard_tree(frame.guard_tree or "", frame.compile_id, resolve)
             for guard in frame_guards:
                 if guard.user_line and guard.user_code:
@@ -203,9 +204,22 @@ class DynamoRecords:
         return GraphBreak(
             reason=graph_break.reason, explanation=graph_break.explanation, hints=list(graph_break.hints),
             user_line=graph_break.user_line, stack=list(graph_break.stack), compile_id=frame.compile_id,
+            frame_skipped=graph_break.frame_skipped,
             resume=resume.compile_id if resume else None,
             graphs_before=list(graphs.get(frame.compile_id, ())),
             graphs_after=list(graphs.get(resume.compile_id, ())) if resume else [])
+
+
+def _skipped(frame: _Frame) -> str:
+    """Why Dynamo gave up on the whole frame and ran it eagerly ("" when it did not): what its graph break
+    says, else the failure its metrics record for a frame compile that made no graph."""
+    why = next((b.frame_skipped for b in frame.breaks if b.frame_skipped), "")
+    if why:
+        return why
+    failed = next((m.values for m in frame.metrics if m.kind == "frame" and m.values.get("fail_type")), None)
+    if failed is None or failed.get("graph_op_count"):
+        return ""
+    return f"{failed['fail_type']}: {str(failed.get('fail_reason') or '').strip().splitlines()[0] if failed.get('fail_reason') else ''}".rstrip(": ")
 
 
 def add_sources(sources: dict[str, dict[int, str]], stage: DynamoStage, quoted: Mapping[UserLine, str],
@@ -321,23 +335,55 @@ def _split_verbose(text: str, resolve) -> tuple[str, str, UserLine | None]:
 # ------------------------------------------------------------------------------------------ graph breaks
 
 
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred: ***"
+_SKIP_NOTICE = ("Skipping the function and falling back to eager", "Failed to handle graph break gracefully")
+_SECTION_ENDS = ("Hint:", "Developer debug context:", "For more details", "Stack variable source attribution:")
+
+
 def _graph_break(payload: str, compile_id: str | None) -> GraphBreak:
-    """A ``dynamo_graph_break_reason`` payload: where, why, hints, and the user stack."""
+    """A ``dynamo_graph_break_reason`` payload: where, why (Dynamo's "Graph Break Reason:" field), the
+    explanation and hints beside it, the user stack, and whether Dynamo gave up on the whole frame."""
     user_part, _, _ = payload.partition("\nTraceback (most recent call last):")
     head, _, user_stack = user_part.partition("User code traceback:")
     stack = fx_meta.frames_of(user_stack)
     at = _BREAK_AT.search(head)
     user_line = (at["file"], int(at["line"])) if at else ((stack[-1][0], stack[-1][1]) if stack else None)
-    lines = [line.strip() for line in head.splitlines()]
-    body = [line for line in lines if line and not line.startswith(("Graph break in user code", "Graph Break Reason:"))]
-    explanation = next((line[len("Explanation:"):].strip() for line in body if line.startswith("Explanation:")), "")
-    hints = [line[len("Hint:"):].strip() for line in body if line.startswith("Hint:")]
-    plain = [line for line in body if not line.startswith(("Explanation:", "Hint:", "Developer debug context:",
-                                                            "For more details"))]
-    reason = plain[0] if plain else next((line.partition(":")[2].strip() for line in lines
-                                          if line.startswith("Graph Break Reason:")), "graph break")
+    first, _, then = head.partition(_ANOTHER_BREAK)
+    lines = first.splitlines()
+    field_at = next((i for i, line in enumerate(lines) if line.strip().startswith("Graph Break Reason:")), None)
+    stated = lines[field_at].strip()[len("Graph Break Reason:"):].strip() if field_at is not None else ""
+    skipped = any(notice in stated for notice in _SKIP_NOTICE)
+    body = lines[field_at + 1:] if field_at is not None else [line for line in lines if "Graph break in user code" not in line]
+    # the field is the reason itself ("Data-dependent branching"), or a preamble ending in ':' that the
+    # reason follows ("Encountered graph break when attempting to trace CALL: ...:", a skip notice)
+    introduces = not stated or stated.endswith(":") or skipped
+    reason = (_first_line(body) if introduces else stated) or stated or "graph break"
+    explanation, hints = _explanation(body), [line.strip()[len("Hint:"):].strip() for line in body
+                                              if line.strip().startswith("Hint:")]
+    why_skipped = ""
+    if skipped:
+        follow = then.splitlines()
+        why_skipped = ": ".join(part for part in (_first_line(follow), _explanation(follow)) if part) or stated
     return GraphBreak(reason=reason, explanation=explanation, hints=hints, user_line=user_line, stack=stack,
-                      compile_id=compile_id)
+                      compile_id=compile_id, frame_skipped=why_skipped)
+
+
+def _first_line(lines: list[str]) -> str:
+    return next((line.strip() for line in lines if line.strip()), "")
+
+
+def _explanation(lines: list[str]) -> str:
+    """The ``Explanation:`` of a break with the lines that continue it (Dynamo indents the data-dependent
+    branch's condition below it), up to the hints."""
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("Explanation:")), None)
+    if start is None:
+        return ""
+    rest: list[str] = []
+    for line in lines[start + 1:]:
+        if line.strip().startswith(_SECTION_ENDS):
+            break
+        rest.append(line.rstrip())
+    return "\n".join([lines[start].strip()[len("Explanation:"):].strip(), textwrap.dedent("\n".join(rest))]).strip()
 
 
 def graph_break_line(payload: str, file: str, line: int) -> str | None:

@@ -36,7 +36,11 @@ _ARGS_LIMIT = 240
 
 
 def parse(stage: str, code: str) -> FxStage:
-    """The FxStage of printed graph code; code that does not parse gives its text and no nodes."""
+    """The FxStage of printed graph code; code that does not parse gives its text and no nodes.
+
+    A higher-order op's bodies are printed as classes nested in the graph's class (``class
+    true_graph_0(torch.nn.Module)``); their nodes join the stage under qualified names
+    (``true_graph_0.sin``) with ``subgraph`` set, as a live capture names them."""
     try:
         tree = ast.parse(_CLASS_NAME.sub(r"\1_graph(", code))
     except SyntaxError:
@@ -44,7 +48,32 @@ def parse(stage: str, code: str) -> FxStage:
     forward = _forward(tree)
     if forward is None:
         return FxStage(stage=stage, code=code, nodes=[])
-    return FxStage(stage=stage, code=code, nodes=_Builder(code, forward).nodes())
+    nodes = _Builder(code, forward).nodes()
+    top = next((stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef) and forward in stmt.body), None)
+    for path, body in _subgraphs(top, ""):
+        nodes += [_qualified(node, path) for node in _Builder(code, body).nodes()]
+    return FxStage(stage=stage, code=code, nodes=nodes)
+
+
+def _subgraphs(owner: ast.ClassDef | None, prefix: str) -> list[tuple[str, ast.FunctionDef]]:
+    """(dotted path, forward) of every class nested in ``owner`` that has a forward, depth first."""
+    found: list[tuple[str, ast.FunctionDef]] = []
+    for stmt in owner.body if owner is not None else []:
+        if isinstance(stmt, ast.ClassDef):
+            forward = next((f for f in stmt.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+            path = f"{prefix}.{stmt.name}" if prefix else stmt.name
+            if forward is not None:
+                found.append((path, forward))
+            found += _subgraphs(stmt, path)
+    return found
+
+
+def _qualified(node: FxNode, path: str) -> FxNode:
+    node.name = f"{path}.{node.name}"
+    node.inputs = [f"{path}.{n}" for n in node.inputs]
+    node.users = [f"{path}.{n}" for n in node.users]
+    node.subgraph = path
+    return node
 
 
 def user_lines(code: str) -> dict[tuple[str, int], str]:
@@ -90,6 +119,8 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _normalized(target: str) -> str:
+    if target.startswith("torch.ops.higher_order."):  # a live capture names higher-order ops so too
+        return target
     if target.startswith("torch.ops."):
         return target[len("torch.ops."):]
     module, _, name = target.rpartition(".")
@@ -222,7 +253,9 @@ def link(post_grad: FxStage, fx: FxStage, post_to_pre: dict[str, list[str]] | No
     for node in post_grad.nodes:
         if node.op in ("placeholder", "output"):
             continue
-        if post_to_pre is not None:
+        if node.subgraph is not None:  # the mapping names subgraph nodes without their subgraph: by line
+            origins = [n.name for n in fx_nodes.values() if n.subgraph and node.user_line and n.user_line == node.user_line]
+        elif post_to_pre is not None:
             origins = [name for name in post_to_pre.get(node.name, []) if name in fx_nodes]
         else:
             origins = [n.name for n in fx_nodes.values() if node.user_line and n.user_line == node.user_line]

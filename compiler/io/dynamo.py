@@ -23,14 +23,15 @@ def _user_line(value: Any) -> UserLine | None:
 def to_json(stage: DynamoStage) -> dict[str, Any]:
     return {
         "frames": [{"compile_id": f.compile_id, "function": f.function, "filename": f.filename, "line": f.line,
-                    "graphs": list(f.graphs)} for f in stage.frames],
+                    "graphs": list(f.graphs), **({"skipped": f.skipped} if f.skipped else {})} for f in stage.frames],
         "guards": {kind: [{"code": g.code, "source": g.source, "user_line": _line(g.user_line),
                            "user_code": g.user_code, "compile_id": g.compile_id} for g in guards]
                    for kind, guards in stage.guards_by_kind().items()},
         "graph_breaks": [{"reason": b.reason, "explanation": b.explanation, "hints": b.hints,
                           "user_line": _line(b.user_line), "stack": [list(f) for f in b.stack],
                           "compile_id": b.compile_id, "resume": b.resume, "graphs_before": b.graphs_before,
-                          "graphs_after": b.graphs_after} for b in stage.graph_breaks],
+                          "graphs_after": b.graphs_after, **({"frame_skipped": b.frame_skipped} if b.frame_skipped else {})}
+                         for b in stage.graph_breaks],
         "symbols": [{"name": s.name, "source": s.source, "value": s.value, "initial_range": s.initial_range,
                      "range": s.range, "unbacked": s.unbacked, "specialized": s.specialized,
                      "specialization_reason": s.specialization_reason,
@@ -53,14 +54,15 @@ def from_json(data: Any) -> DynamoStage:
               for kind, group in (data.get("guards") or {}).items() for g in group]
     return DynamoStage(
         frames=[DynamoFrame(str(f["compile_id"]), str(f.get("function", "")), f.get("filename"), f.get("line"),
-                            tuple(f.get("graphs", []))) for f in data.get("frames", [])],
+                            tuple(f.get("graphs", [])), str(f.get("skipped") or "")) for f in data.get("frames", [])],
         guards=guards,
         graph_breaks=[GraphBreak(reason=str(b.get("reason", "")), explanation=str(b.get("explanation", "")),
                                  hints=[str(h) for h in b.get("hints", [])], user_line=_user_line(b.get("user_line")),
                                  stack=[(str(f[0]), int(f[1]), str(f[2])) for f in b.get("stack", [])],
                                  compile_id=b.get("compile_id"), resume=b.get("resume"),
                                  graphs_before=list(b.get("graphs_before", [])),
-                                 graphs_after=list(b.get("graphs_after", []))) for b in data.get("graph_breaks", [])],
+                                 graphs_after=list(b.get("graphs_after", [])),
+                                 frame_skipped=str(b.get("frame_skipped") or "")) for b in data.get("graph_breaks", [])],
         symbols=[ShapeSymbol(name=str(s["name"]), source=s.get("source"), value=s.get("value"),
                              initial_range=str(s.get("initial_range", "")), range=str(s.get("range", "")),
                              unbacked=bool(s.get("unbacked", False)), specialized=s.get("specialized"),

@@ -61,6 +61,7 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
         "sizes": [[sympy_io.to_text(v) for v in part] for part in n.sizes], "indexing": _expressions(n.indexing),
         "reads": n.reads, "writes": n.writes, "body": n.body, "origins": n.origins,
         "extern_target": n.extern_target, "group": n.group, "eliminated": n.eliminated, "kernels": n.kernels,
+        **({"inherited_origins": n.inherited_origins} if n.inherited_origins else {}),
     }
 
 
@@ -345,7 +346,8 @@ def _load_loop_ir(n: dict[str, Any], bodies: dict[str, str]) -> LoopIRNode:
         sizes=[[expr(v) for v in part] for part in n.get("sizes", [])],
         indexing=sympy_io.ExpressionMap(dict(n.get("indexing", {})), symbol_keys=False),
         reads=list(n.get("reads", [])), writes=list(n.get("writes", [])), body=n.get("body") or bodies.get(n["name"], ""),
-        origins=list(n.get("origins", [])), extern_target=n.get("extern_target"), group=n.get("group"),
+        origins=list(n.get("origins", [])), inherited_origins=list(n.get("inherited_origins", [])),
+        extern_target=n.get("extern_target"), group=n.get("group"),
         eliminated=bool(n.get("eliminated", False)), kernels=list(n.get("kernels", [])),
     )
 

@@ -68,6 +68,11 @@ class Compilation(Rendered):
         return self.dynamo.graph_breaks
 
     @property
+    def skipped_frames(self) -> list[Any]:
+        """Frames Dynamo gave up on (they ran eagerly, uncompiled), each with why."""
+        return self.dynamo.skipped_frames
+
+    @property
     def symbols(self) -> list[Any]:
         return self.dynamo.symbols
 
@@ -91,16 +96,22 @@ class Compilation(Rendered):
         raise KeyError(f"no graph {key!r}{did_you_mean(key, ids)}; graphs: {ids}")
 
     def run(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Call the compiled function again (defaults to the example inputs).
+        """Call the compiled program again (defaults to the example inputs), in the capture's grad mode.
 
-        When new inputs make Dynamo recompile, the new graphs are captured into this compilation and
-        the recompile (with the guard that failed) is added to ``recompiles``.
+        A run never compiles: inputs that need another graph (another shape, dtype or device than the
+        guards accept) raise ``NotRunnableError`` naming what differs, with nothing compiled;
+        ``recompile(...)`` compiles them and captures the new graphs into this compilation.
         """
-        if not self.live:
+        return slots.run_compiled(self, inputs, kwargs)
+
+    def recompile(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Call the compiled function on new inputs the way ``torch.compile`` would: Dynamo reuses the
+        graphs while the guards hold, and what it recompiles is captured into this compilation (the new
+        graphs in ``graphs``, the guard that failed in ``recompiles``). Returns the outputs."""
+        if not self.live or self.rerun is None:
             raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
                                "compile it again with explorer.compile(...)")
-        args = inputs or self.example_inputs or ()
-        return self.rerun(self, args, kwargs) if self.rerun is not None else self.compiled(*args, **kwargs)
+        return self.rerun(self, inputs or self.example_inputs or (), kwargs)
 
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""

@@ -47,10 +47,14 @@ class GraphBreak(Rendered):
     resume: str | None = None  # the compile id of the frame that runs what follows the break
     graphs_before: list[str] = field(default_factory=list)  # graph ids (g<index>) in this compilation
     graphs_after: list[str] = field(default_factory=list)
+    # Dynamo could not resume after this break and gave up on the whole frame, which then ran eagerly
+    # (a break inside a loop, say): why, in Dynamo's words; "" for an ordinary break
+    frame_skipped: str = ""
 
     def __repr__(self) -> str:
         where = f" at {formatting.where(self.user_line)}" if self.user_line else ""
-        return f"GraphBreak({self.reason}{where}: {self.graphs_before} | {self.graphs_after})"
+        skipped = "; frame skipped, ran eagerly" if self.frame_skipped else ""
+        return f"GraphBreak({self.reason}{where}: {self.graphs_before} | {self.graphs_after}{skipped})"
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,7 @@ class DynamoFrame:
     filename: str | None = None
     line: int | None = None
     graphs: tuple[str, ...] = ()
+    skipped: str = ""  # why Dynamo gave up on this frame, which then ran eagerly ("" when it compiled)
 
 
 @dataclass(repr=False)
@@ -140,6 +145,11 @@ class DynamoStage(Rendered):
     symbols: list[ShapeSymbol] = field(default_factory=list)
     recompiles: list[Recompile] = field(default_factory=list)
     compile_metrics: list[FrameMetrics] = field(default_factory=list)
+
+    @property
+    def skipped_frames(self) -> list[DynamoFrame]:
+        """The frames Dynamo gave up on: they ran eagerly, with no compiled graph."""
+        return [f for f in self.frames if f.skipped]
 
     def guards_by_kind(self) -> dict[str, list[Guard]]:
         grouped: dict[str, list[Guard]] = {}
@@ -158,5 +168,6 @@ class DynamoStage(Rendered):
         return bool(self.frames or self.guards or self.graph_breaks or self.symbols or self.compile_metrics)
 
     def __repr__(self) -> str:
-        return (f"DynamoStage({len(self.frames)} frames, {len(self.guards)} guards, {len(self.graph_breaks)} graph "
-                f"breaks, {len(self.symbols)} symbols, {len(self.recompiles)} recompiles)")
+        skipped = f", {len(self.skipped_frames)} skipped (ran eagerly)" if self.skipped_frames else ""
+        return (f"DynamoStage({len(self.frames)} frames{skipped}, {len(self.guards)} guards, {len(self.graph_breaks)} "
+                f"graph breaks, {len(self.symbols)} symbols, {len(self.recompiles)} recompiles)")

@@ -18,6 +18,35 @@ from .stages import FxNode, FxStage, GraphCapture, Kernel
 LINKED, EXPLAINED, MISSING = "linked", "explained", "missing"
 _INPUT_OPS = ("placeholder", "get_attr")
 
+# Why one post-grad node may belong to several kernels; anything else shared is UNEXPLAINED (a bug).
+VIEW = "view"  # an alias of its input (permute, view, getitem...): it computes nothing, each reader owns it
+INPUT = "input"  # a graph input, copied by several layout copies
+SPLIT = "split"  # computed in parts by loop-IR nodes that read one another (a split reduction's passes)
+RECOMPUTED = "recomputed"  # inlined into each kernel: Inductor computes it again in every one
+UNEXPLAINED = "unexplained"
+_REASONS = {VIEW: "an alias of its input: computes nothing, each kernel that reads it lists it",
+            INPUT: "a graph input that several kernels copy",
+            SPLIT: ("computed in parts by several kernels, each reading what another wrote (a layout copy of "
+                    "its inputs, a split reduction's passes)"),
+            RECOMPUTED: "recomputed: Inductor inlined it into each of these kernels",
+            UNEXPLAINED: "claimed by several kernels for no known reason"}
+
+# ATen ops whose output aliases their input (their schema's return is a view), as post-grad graphs spell them
+_VIEW_OPS = frozenset({
+    "alias", "as_strided", "chunk", "detach", "diagonal", "expand", "expand_as", "flatten", "imag", "movedim",
+    "narrow", "permute", "real", "reshape", "_reshape_alias", "select", "slice", "split", "split_with_sizes",
+    "squeeze", "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "view_as", "_unsafe_view",
+    "view_as_complex", "view_as_real",
+})
+
+
+def is_view(node: FxNode) -> bool:
+    """An op that returns an alias of its input (an ATen view op, or one element of a multi-output op)."""
+    if node.target in ("operator.getitem", "_operator.getitem"):
+        return True
+    parts = node.target.split(".")
+    return len(parts) >= 2 and parts[0] == "aten" and parts[1] in _VIEW_OPS
+
 
 def gaps(kernel: Kernel) -> list[str]:
     """Which of the three links a kernel lacks."""
@@ -60,6 +89,59 @@ def status_of(kernel: Kernel) -> str:
     return EXPLAINED if kernel.provenance_note else MISSING
 
 
+def computing_nodes(kernel: Kernel, nodes: dict[str, FxNode]) -> list[str]:
+    """The post-grad nodes of ``kernel`` that compute something (views left out), or all of them when
+    it has only views. Time and counters are spread over these: a view of a matmul's weight costs
+    nothing, the matmul all. ``nodes``: the graph's post-grad nodes by name."""
+    computing = [n for n in kernel.post_grad_nodes if n not in nodes or not is_view(nodes[n])]
+    return computing or list(kernel.post_grad_nodes)
+
+
+@dataclass(frozen=True)
+class SharedNode:
+    """A post-grad node that more than one kernel of a graph lists, and why."""
+
+    graph: str
+    node: str
+    kernels: tuple[str, ...]
+    reason: str
+
+    @property
+    def explanation(self) -> str:
+        return _REASONS[self.reason]
+
+
+def shared_nodes(graph: GraphCapture) -> list[SharedNode]:
+    """Every post-grad node of ``graph`` listed by several kernels, with the reason (``VIEW``, ``INPUT``,
+    ``SPLIT``, ``RECOMPUTED``; ``UNEXPLAINED`` for anything else, which the tests treat as a bug)."""
+    claims: dict[str, list[str]] = {}
+    for kernel in graph.kernels:
+        for name in dict.fromkeys(kernel.post_grad_nodes):
+            claims.setdefault(name, []).append(kernel.id)
+    nodes = {n.name: n for n in graph.post_grad.nodes}
+    return [SharedNode(graph.id, name, tuple(kernels), _reason(name, kernels, nodes, graph))
+            for name, kernels in claims.items() if len(kernels) > 1]
+
+
+def _reason(name: str, kernels: list[str], nodes: dict[str, FxNode], graph: GraphCapture) -> str:
+    node = nodes.get(name)
+    if node is not None and node.op in _INPUT_OPS:
+        return INPUT
+    if node is not None and is_view(node):
+        return VIEW
+    computing = [ir for ir in graph.loop_ir if name in ir.origins and ir.kernels and not ir.eliminated]
+    if {k for ir in computing for k in ir.kernels} != set(kernels):
+        return UNEXPLAINED  # a kernel lists it although none of its loop-IR nodes computes it
+    buffers = {b: ir.name for ir in computing for b in ir.buffers}
+    reads_another = [ir for ir in computing if any(buffers.get(dep.split("[", 1)[0], ir.name) != ir.name
+                                                   for dep in ir.reads)]
+    if reads_another:
+        return SPLIT
+    if all(ir.kind in ("pointwise", "reduction") for ir in computing):
+        return RECOMPUTED
+    return UNEXPLAINED
+
+
 @dataclass(frozen=True)
 class KernelProvenance:
     graph: str
@@ -75,12 +157,19 @@ class ProvenanceReport(Rendered):
 
     function: str
     kernels: list[KernelProvenance] = field(default_factory=list)
+    shared: list[SharedNode] = field(default_factory=list)  # post-grad nodes several kernels list, with why
 
     @classmethod
     def of(cls, compilation: Any) -> "ProvenanceReport":
         rows = [KernelProvenance(graph.id, kernel.id, status_of(kernel), tuple(gaps(kernel)), kernel.provenance_note)
                 for graph in compilation.graphs for kernel in graph.kernels]
-        return cls(function=compilation.function, kernels=rows)
+        shared = [s for graph in compilation.graphs for s in shared_nodes(graph)]
+        return cls(function=compilation.function, kernels=rows, shared=shared)
+
+    @property
+    def overlaps(self) -> list[SharedNode]:
+        """Nodes claimed by several kernels for no known reason: a provenance bug."""
+        return [s for s in self.shared if s.reason == UNEXPLAINED]
 
     def count(self, status: str) -> int:
         return sum(1 for k in self.kernels if k.status == status)
@@ -91,12 +180,13 @@ class ProvenanceReport(Rendered):
 
     @property
     def complete(self) -> bool:
-        """Every kernel linked or explained."""
-        return not self.missing
+        """Every kernel linked or explained, and no node claimed by two kernels without a reason."""
+        return not self.missing and not self.overlaps
 
     def __repr__(self) -> str:
+        overlaps = f", {len(self.overlaps)} nodes claimed twice" if self.overlaps else ""
         return (f"ProvenanceReport({self.function}: {self.count(LINKED)} linked, {self.count(EXPLAINED)} explained, "
-                f"{self.count(MISSING)} missing of {len(self.kernels)} kernels)")
+                f"{self.count(MISSING)} missing of {len(self.kernels)} kernels{overlaps})")
 
 
 def annotate(graph: GraphCapture) -> None:

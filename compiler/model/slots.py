@@ -64,6 +64,7 @@ class Action(Generic[F]):
 
 
 # runs/: what runs the live program
+run_compiled: Action[Callable[..., Any]] = Action("c.run()", "runs")
 bench_kernel: Action[Callable[..., Any]] = Action("k.bench()", "runs")
 edit_kernel: Action[Callable[..., Any]] = Action("k.edit()", "runs")
 bench_compilation: Action[Callable[..., Any]] = Action("c.bench()", "runs")

@@ -88,7 +88,10 @@ class LoopIRNode(Rendered):
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     body: str = ""
-    origins: list[str] = field(default_factory=list)  # post-grad node names
+    origins: list[str] = field(default_factory=list)  # the post-grad nodes it computes
+    # post-grad nodes Inductor also lists as its origins that it does not compute: those of the inputs it
+    # reads (computed by their producers) or of the higher-order op enclosing its subgraph
+    inherited_origins: list[str] = field(default_factory=list)
     extern_target: str | None = None
     group: str | None = None
     eliminated: bool = False

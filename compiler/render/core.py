@@ -168,6 +168,11 @@ def _provenance_rows(report: ProvenanceReport) -> list[list[str]]:
 
 
 _PROVENANCE_HEADERS = ["graph", "kernel", "status", "lacks", "note"]
+_SHARED_HEADERS = ["graph", "post-grad node", "kernels", "why several kernels list it"]
+
+
+def _shared_rows(report: ProvenanceReport) -> list[list[str]]:
+    return [[s.graph, s.node, ", ".join(s.kernels), s.explanation] for s in report.shared]
 
 
 @rich_of.register
@@ -177,7 +182,14 @@ def _(report: ProvenanceReport) -> Any:
         table.add_column(column)
     for row in _provenance_rows(report):
         table.add_row(*row)
-    return table
+    if not report.shared:
+        return table
+    shared = Table(title="nodes listed by several kernels", show_lines=False)
+    for column in _SHARED_HEADERS:
+        shared.add_column(column)
+    for row in _shared_rows(report):
+        shared.add_row(*row)
+    return Group(table, shared)
 
 
 # ------------------------------------------------------------------------------------------ HTML
@@ -263,7 +275,9 @@ def _(graph: GraphCapture) -> str:
 
 @html_of.register
 def _(report: ProvenanceReport) -> str:
-    return f"<div><b>{html.escape(repr(report))}</b>" + table_html(_PROVENANCE_HEADERS, _provenance_rows(report)) + "</div>"
+    shared = table_html(_SHARED_HEADERS, _shared_rows(report)) if report.shared else ""
+    return (f"<div><b>{html.escape(repr(report))}</b>" + table_html(_PROVENANCE_HEADERS, _provenance_rows(report))
+            + shared + "</div>")
 
 
 @slots.html_summary.fill

@@ -73,6 +73,8 @@ def _(graph_break: GraphBreak) -> Any:
     head.append(graph_break.reason, style="bold red")
     head.append(f"  [{_graphs(graph_break.graphs_before)} | {_graphs(graph_break.graphs_after)}]", style="yellow")
     lines = [head]
+    if graph_break.frame_skipped:
+        lines.append(Text(f"  frame skipped, ran eagerly: {graph_break.frame_skipped}", style="bold yellow"))
     if graph_break.explanation:
         lines.append(Text(f"  {graph_break.explanation}", style="dim"))
     lines += [Text(f"  hint: {hint}", style="dim") for hint in graph_break.hints]
@@ -117,7 +119,8 @@ def _(stage: DynamoStage) -> Any:
     tree = Tree(Text(repr(stage), style="bold"))
     frames = tree.add(Text(f"frames ({len(stage.frames)})"))
     for f in stage.frames:
-        frames.add(f"{frame_label(f.compile_id, f.function, f.filename, f.line)} -> {_graphs(f.graphs)}")
+        label = f"{frame_label(f.compile_id, f.function, f.filename, f.line)} -> {_graphs(f.graphs)}"
+        frames.add(Text(f"{label}  skipped, ran eagerly: {f.skipped}", style="yellow") if f.skipped else label)
     if stage.graph_breaks:
         breaks = tree.add(Text(f"graph breaks ({len(stage.graph_breaks)})", style="red"))
         for graph_break in stage.graph_breaks:
@@ -152,6 +155,7 @@ def _(guard: Guard) -> str:
 def _(graph_break: GraphBreak) -> str:
     lines = [f"{where(graph_break.user_line) or '?'} {graph_break.reason}  "
              f"[{_graphs(graph_break.graphs_before)} | {_graphs(graph_break.graphs_after)}]"]
+    lines += [f"  frame skipped, ran eagerly: {graph_break.frame_skipped}"] if graph_break.frame_skipped else []
     lines += [f"  {graph_break.explanation}"] if graph_break.explanation else []
     lines += [f"  hint: {hint}" for hint in graph_break.hints]
     return f"<pre>{html.escape(chr(10).join(lines))}</pre>"
@@ -160,14 +164,14 @@ def _(graph_break: GraphBreak) -> str:
 @html_of.register
 def _(stage: DynamoStage) -> str:
     parts = [f"<h4>{html.escape(repr(stage))}</h4>",
-             table_html(["compile id", "function", "graphs"],
-                    [[f.compile_id, frame_label(f.compile_id, f.function, f.filename, f.line), _graphs(f.graphs)]
-                     for f in stage.frames])]
+             table_html(["compile id", "function", "graphs", "ran eagerly because"],
+                    [[f.compile_id, frame_label(f.compile_id, f.function, f.filename, f.line), _graphs(f.graphs),
+                      f.skipped] for f in stage.frames])]
     if stage.graph_breaks:
         parts.append("<details open><summary>graph breaks</summary>" + table_html(
-            ["user line", "reason", "explanation", "graphs before", "graphs after"],
-            [[where(b.user_line), b.reason, b.explanation, _graphs(b.graphs_before), _graphs(b.graphs_after)]
-             for b in stage.graph_breaks]) + "</details>")
+            ["user line", "reason", "explanation", "graphs before", "graphs after", "frame skipped"],
+            [[where(b.user_line), b.reason, b.explanation, _graphs(b.graphs_before), _graphs(b.graphs_after),
+              b.frame_skipped] for b in stage.graph_breaks]) + "</details>")
     if stage.recompiles:
         parts.append("<details open><summary>recompiles</summary>" + table_html(
             ["compile id", "function", "reasons", "graphs"],

@@ -7,4 +7,4 @@ fills its action slot of the model (compiler/model/slots.py) when imported here,
 and friends reach it without the model importing this room.
 """
 
-from . import bench, counters, determinism, edit, memory_measure, numerics, profile  # noqa: F401 - each fills its slots
+from . import bench, counters, determinism, edit, memory_measure, numerics, profile, replay  # noqa: F401 - each fills its slots

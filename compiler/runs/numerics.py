@@ -148,8 +148,8 @@ class _Observer:
         index = record.calls[name]
         record.calls[name] += 1
         calls = self.calls[(graph, name)]
-        if index < len(calls):
-            written = {buffer: _copy(args[pos]) for pos, buffer in calls[index].outputs.items()
+        if calls:  # a call site inside a loop's body runs once per iteration: the sites repeat
+            written = {buffer: _copy(args[pos]) for pos, buffer in calls[index % len(calls)].outputs.items()
                        if pos < len(args) and isinstance(args[pos], torch.Tensor)}
             record.writes.append((name, index, written))
         return result
@@ -267,14 +267,17 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                            **{b: n for ir in g.loop_ir for b, n in ir.buffer_nodes.items()}}
                     for g in c.graphs if g.post_grad.module is not None}
     inputs_of = {g.id: {n.name for n in g.post_grad.nodes if n.op == "placeholder"} for g in c.graphs}
+    ran: dict[str, set[str]] = defaultdict(set)  # graph -> the nodes that ran in its eager reference
     for record in observer.order:
         graph = observer.graphs[record.graph]
         eager, exact, note = _references(graph, record.inputs, want_exact=True)
         if note:
             notes.append(note)
+        ran[graph.id].update(eager or ())
         missing = eager is None or (reference_kind == "float64" and not exact)
         for kernel_id, index, written in record.writes:
             kernel = graph.kernel(kernel_id)
+            iteration = index // max(1, len(observer.calls[(graph.id, kernel_id)]))  # of a loop its call sites are in
             key = keys[(graph.id, kernel_id)]
             row = rows.setdefault(key, KernelNumerics(key, graph.id, kernel_id, kernel.language, 0))
             row.calls = max(row.calls, index + 1)
@@ -292,16 +295,18 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                 elif node in random_of.get(graph.id, {}):
                     item.note = (f"depends on the random op {random_of[graph.id][node]}: eager and the compiled kernel "
                                  "draw different numbers")
-                elif not isinstance(eager.get(node), torch.Tensor):
+                elif node not in eager:
+                    item.note = f"the node {node} did not run in the eager reference (a branch that was not taken)"
+                elif not isinstance(ref := _call_value(eager, node, iteration), torch.Tensor):
                     item.note = f"the node {node} does not produce one tensor"
                 else:
-                    ref, truth = eager[node], exact.get(node)
+                    truth = _call_value(exact, node, iteration)
                     compare(item, value, ref if reference_kind == "eager" else truth, truth, rtol, atol)
     for graph in c.graphs:  # kernels that never ran (or were not observed) still get a row
         for kernel in graph.kernels:
             key = keys[(graph.id, kernel.id)]
             if key not in rows:
-                note = _unobserved(kernel, random_of.get(graph.id, {}))
+                note = _unobserved(kernel, random_of.get(graph.id, {}), ran.get(graph.id))
                 rows[key] = KernelNumerics(key, graph.id, kernel.id, kernel.language, 0, [BufferCheck("-", None, 0, note=note)])
     first = next((key for key, row in rows.items() if row.ok is False), None)
     report = NumericsReport(reference_kind, c.device, rtol, atol, rows, first, notes=notes, edited=edited)
@@ -309,7 +314,19 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
     return report
 
 
-def _unobserved(kernel: Any, random_of: dict[str, str]) -> str:
+def _call_value(values: dict[str, list[Any]], node: str, iteration: int) -> Any:
+    """The value ``node`` had in ``iteration`` of the loop whose body holds it (a node outside any loop
+    has one value)."""
+    seen = values.get(node) or [None]
+    return seen[iteration] if iteration < len(seen) else seen[-1]
+
+
+def _unobserved(kernel: Any, random_of: dict[str, str], ran: set[str] | None) -> str:
+    """Why a kernel has no call to compare. ``ran``: the nodes of its graph that ran eagerly (None when
+    the graph was not run)."""
+    branch = {n.split(".", 1)[0] for n in kernel.post_grad_nodes if "." in n}
+    if ran is not None and branch and not any(n in ran for n in kernel.post_grad_nodes):
+        return f"it computes {', '.join(sorted(branch))}, a branch or body that did not run on these inputs"
     randoms = [random_of[n] for n in kernel.post_grad_nodes if n in random_of]
     if randoms:
         return f"the random op {randoms[0]} (seeds or draws): eager and the compiled program draw different numbers"

@@ -16,9 +16,10 @@ kernels:
 - what no kernel explains is ``unattributed_ms``, broken down by what it was (operator or CUDA kernel
   names; on CPU also the wrapper's own Python between kernels).
 
-Times then spread upwards through provenance, evenly: a kernel's time is split equally over its
-post-grad nodes, equally over its FX nodes and equally over its user lines, so each of those maps
-sums to the time of the kernels that have such links.
+Times then spread upwards through provenance, evenly: a kernel's time is split equally over the
+post-grad nodes it computes (a view it reads, such as a matmul's transposed weight, gets none),
+equally over its FX nodes and equally over its user lines, so each of those maps sums to the time of
+the kernels that have such links.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any, Iterable
 import torch
 
 from .._torch import profiling, runtime
-from ..model import progress, slots
+from ..model import progress, provenance, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
 from . import replay
@@ -229,7 +230,8 @@ def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> 
     for key, ref in refs.items():
         ms = kernel_ms.get(key, 0.0)
         kernel = graphs[ref.graph].kernel(ref.kernel)
-        for names, into in ((kernel.post_grad_nodes, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
+        computing = provenance.computing_nodes(kernel, nodes_by_graph[ref.graph][0])
+        for names, into in ((computing, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
             for name in names:
                 into[name] += ms / len(names)
         own = _own_lines(nodes_by_graph[ref.graph], kernel)

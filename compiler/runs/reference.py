@@ -61,19 +61,63 @@ def _upcast(value: Any) -> Any:
 
 
 class _Recording(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, upcast: bool) -> None:
+    """Runs a graph node by node, appending each node's value to ``values`` under its qualified name.
+
+    A higher-order op's body runs here too, node by node (a ``cond``'s branch that the predicate picks,
+    a ``while_loop``'s body once per iteration, an ``invoke_subgraph``'s region), so the kernels Inductor
+    generated inside it have values to compare with: one per time the body ran."""
+
+    def __init__(self, gm: torch.fx.GraphModule, upcast: bool, values: dict[str, list[Any]],
+                 paths: dict[int, str], path: str = "") -> None:
         super().__init__(gm, garbage_collect_values=False)
-        self.upcast = upcast
+        self.upcast, self.values, self.paths, self.path = upcast, values, paths, path
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        result = super().run_node(n)
+        self.values.setdefault(f"{self.path}.{n.name}" if self.path else n.name, []).append(result)
+        return result
 
     def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
         if self.upcast:
             args, kwargs = _upcast(args), {k: _upcast(v) for k, v in kwargs.items()}
+        body = _BODIES.get(target)
+        if body is not None and not kwargs:
+            return body(self, *args)
         return super().call_function(target, args, kwargs)
 
+    def body(self, gm: torch.fx.GraphModule, *operands: Any) -> Any:
+        """Run a subgraph of the graph on ``operands`` node by node, recording its values."""
+        path = self.paths.get(id(gm))
+        if path is None:
+            return gm(*operands)
+        return _Recording(gm, self.upcast, self.values, self.paths, path).run(*operands)
 
-def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False) -> dict[str, Any]:
-    """Every node's value when the graph runs eagerly on ``inputs`` (which it may mutate: pass clones)."""
-    interpreter = _Recording(gm, upcast)
+
+def _cond(run: _Recording, pred: Any, true_fn: Any, false_fn: Any, operands: Any) -> Any:
+    return run.body(true_fn if bool(pred) else false_fn, *operands)
+
+
+def _while_loop(run: _Recording, cond_fn: Any, body_fn: Any, carried: Any, additional: Any = ()) -> Any:
+    carried = tuple(carried)
+    while bool(run.body(cond_fn, *carried, *additional)):
+        carried = tuple(run.body(body_fn, *carried, *additional))
+    return carried
+
+
+def _invoke_subgraph(run: _Recording, subgraph: Any, identifier: Any, *operands: Any) -> Any:
+    return run.body(subgraph, *operands)
+
+
+_BODIES = {op: body for name, body in (("cond", _cond), ("while_loop", _while_loop), ("invoke_subgraph", _invoke_subgraph))
+           if (op := getattr(torch.ops.higher_order, name, None)) is not None}
+
+
+def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False) -> dict[str, list[Any]]:
+    """Every node's values when the graph runs eagerly on ``inputs`` (which it may mutate: pass clones),
+    by qualified name (``true_graph_0.sin`` inside a branch), one per time it ran: a node of the graph
+    once, a node of a loop's body once per iteration, a branch that did not run never."""
+    paths = {id(module): path for path, module in gm.named_modules() if path}
+    values: dict[str, list[Any]] = {}
     with torch.no_grad():
-        interpreter.run(*[_upcast(x) if upcast else x for x in inputs])
-    return {node.name: value for node, value in interpreter.env.items()}
+        _Recording(gm, upcast, values, paths).run(*[_upcast(x) if upcast else x for x in inputs])
+    return values

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import dynamo_codes
+from ..model import slots
 
 
 class NotRunnableError(RuntimeError):
@@ -69,10 +70,27 @@ def grad_mode(c: Any) -> bool:
 _RECOMPILE = "Detected recompile when torch.compile stance is 'fail_on_recompile'"
 
 
+def input_differences(c: Any, inputs: tuple[Any, ...]) -> list[str]:
+    """How the tensors of ``inputs`` differ from those the compilation was captured with (shape, dtype,
+    device, requires_grad), one phrase each; [] when they agree."""
+    captured = list(c.inputs or [])
+    given = flat_tensors(inputs)
+    if len(given) != len(captured):
+        return [f"{len(given)} input tensors where the capture had {len(captured)}"]
+    out = []
+    for position, (tensor, spec) in enumerate(zip(given, captured)):
+        now = {"shape": [int(s) for s in tensor.shape], "dtype": str(tensor.dtype), "device": str(tensor.device),
+               "requires_grad": bool(tensor.requires_grad)}
+        for key, value in now.items():
+            if key in spec and spec[key] != value:
+                out.append(f"input {position} has {key} {value} where the capture had {spec[key]}")
+    return out
+
+
 @contextlib.contextmanager
-def captured_only(c: Any) -> Iterator[None]:
+def captured_only(c: Any, inputs: tuple[Any, ...] | None = None) -> Iterator[None]:
     """Run only what ``c`` captured: Dynamo may not compile a frame (``set_stance("fail_on_recompile")``);
-    if it would have to, NotRunnableError says why."""
+    if it would have to, NotRunnableError says why, naming how ``inputs`` differ from the capture's."""
     dynamo_codes.restore_code_map()
     try:
         with torch.compiler.set_stance("fail_on_recompile"):
@@ -80,12 +98,29 @@ def captured_only(c: Any) -> Iterator[None]:
     except RuntimeError as error:
         if _RECOMPILE not in str(error):
             raise
-        reason = str(error).split("Detected recompile when torch.compile stance is 'fail_on_recompile'. ", 1)[-1]
+        reason = str(error).split(_RECOMPILE + ". ", 1)[-1].splitlines()[0]
+        differs = input_differences(c, inputs) if inputs is not None else []
+        cause = ("; ".join(differs) if differs else "no input tensor differs from the capture's: a guard on "
+                 "something else failed (a Python value, a global), or its compiled code was freed "
+                 "(torch._dynamo.reset() clears the frames of your own functions)")
         raise NotRunnableError(
-            f"running {c.function} would compile it again ({reason.splitlines()[0]}): the run needs a graph this "
-            "compilation does not hold (other inputs or grad mode than the capture's, or its compiled code was "
-            "freed). Nothing was compiled; compile again with explorer.compile(...) to explore that program"
-        ) from None
+            f"running {c.function} would compile a new graph ({reason}): {cause}. Nothing was compiled. "
+            f"To explore that program, capture it: c.recompile(...) with those inputs adds its graphs to this "
+            "compilation, explorer.compile(...) makes a new one") from None
+
+
+@slots.run_compiled.fill
+def run_again(c: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``c.run(*inputs, **kwargs)``: the captured program, in the capture's grad mode, never compiling."""
+    if not c.live:
+        raise NotRunnableError("run() needs the live compilation: this one was loaded from a file and has no "
+                               "compiled function; compile it again with explorer.compile(...)")
+    args = inputs or c.example_inputs
+    if args is None:
+        raise NotRunnableError("run() without inputs needs the example inputs the compilation was captured with, "
+                               "and they were released; pass inputs: c.run(x)")
+    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, args):
+        return c.compiled(*args, **(kwargs if inputs else (c.call_kwargs or {})))
 
 
 def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
@@ -96,7 +131,7 @@ def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
     leaves = _leaves(c, args) if c.backward else []
 
     def run() -> Any:
-        with torch.set_grad_enabled(mode), captured_only(c):
+        with torch.set_grad_enabled(mode), captured_only(c, args):
             outputs = c.compiled(*args, **(c.call_kwargs or {}))
             roots = grad_roots(outputs) if c.backward else []
             if roots and leaves:

@@ -53,7 +53,12 @@ export function checkSummary(summary) {
   if (typeof summary.version === "number" && summary.version > SCHEMA_VERSION) {
     return `This trace has schema version ${summary.version}; this viewer reads version ${SCHEMA_VERSION} or older.`;
   }
-  if (!summary.graphs.length) return "The trace holds no graphs (nothing was compiled).";
+  if (!summary.graphs.length) {
+    const skipped = summary.dynamo && Array.isArray(summary.dynamo.skipped_frames) ? summary.dynamo.skipped_frames : [];
+    return skipped.length
+      ? `Nothing was compiled: Dynamo gave up on ${skipped.length > 1 ? "these frames, which" : "this frame, which"} ran eagerly. ${skipped.join(" · ")}`
+      : "The trace holds no graphs (nothing was compiled).";
+  }
   return null;
 }
 

@@ -90,11 +90,13 @@ export class DynamoStage {
 
   _frames(frames) {
     const rows = frames.map((f) =>
-      h("tr", { class: "ie-dyn-frame", "data-compile-id": String(f.compile_id ?? "") },
+      h("tr", { class: "ie-dyn-frame", "data-compile-id": String(f.compile_id ?? ""), "data-skipped": f.skipped ? "true" : null },
         h("td", { class: "ie-mono" }, String(f.compile_id ?? "")),
         h("td", { class: "ie-mono" }, String(f.function ?? "")),
         h("td", null, lineButton(f.filename ? [f.filename, f.line] : null, this.ctx)),
-        h("td", null, graphChips(f.graphs, this.ctx))),
+        h("td", null, f.skipped
+          ? h("span", { class: "ie-dyn-skipped", title: String(f.skipped) }, h("span", { class: "ie-badge ie-skip-badge" }, "ran eagerly"), " ", String(f.skipped))
+          : graphChips(f.graphs, this.ctx))),
     );
     const body = frames.length ? table(["compile id", "function", "defined at", "graphs"], rows, "ie-dyn-frames") : h("p", { class: "ie-muted" }, "No frame was compiled.");
     return section("frames", "Frames", frames.length, body);
@@ -109,8 +111,12 @@ export class DynamoStage {
               { class: "ie-card ie-dyn-break", "data-index": String(i) },
               h("div", { class: "ie-card-head" },
                 h("span", { class: "ie-badge ie-break-badge" }, "graph break"),
+                b.frame_skipped ? h("span", { class: "ie-badge ie-skip-badge" }, "frame skipped") : null,
                 h("strong", null, String(b.reason ?? "graph break")),
                 lineButton(b.user_line, this.ctx)),
+              b.frame_skipped
+                ? h("p", { class: "ie-dyn-skip-why" }, "Dynamo gave up on the whole function, which ran eagerly (no compiled graph): ", String(b.frame_skipped))
+                : null,
               h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "graphs"), h("span", { class: "ie-v" }, graphChips(b.graphs_before, this.ctx), " ⟶ ", graphChips(b.graphs_after, this.ctx))),
               b.compile_id || b.resume
                 ? h("div", { class: "ie-kv" }, h("span", { class: "ie-k" }, "compiles"), h("span", { class: "ie-v" }, `${b.compile_id ?? "?"} breaks, ${b.resume ?? "?"} resumes`))
@@ -251,7 +257,8 @@ export class DynamoStage {
 export function dynamoCount(summary) {
   const d = summary && summary.dynamo;
   if (!d) return "–";
-  return d.graph_breaks ? `${d.guards} · ${d.graph_breaks} break${d.graph_breaks > 1 ? "s" : ""}` : String(d.guards);
+  const skipped = list(d.skipped_frames).length ? ` · ${list(d.skipped_frames).length} ran eagerly` : "";
+  return (d.graph_breaks ? `${d.guards} · ${d.graph_breaks} break${d.graph_breaks > 1 ? "s" : ""}` : String(d.guards)) + skipped;
 }
 
 /** The graph picker's entry for graph `g`; a graph that runs after a graph break is marked, the break as its title. */
