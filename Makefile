@@ -1,5 +1,5 @@
 # Two commands for a fresh machine:
-#   make demo   set up, compile the built-in example and print every stage
+#   make demo   set up the package alone, compile the built-in example and print the answer
 #   make test   set up and run the test suite (CPU)
 # and `make docs` builds the documentation site into site/.
 PYTHON ?= python3.11
@@ -20,17 +20,23 @@ TORCHVISION ?= 0.29.1
 
 .PHONY: setup browser demo test docs lab gpu-test clean bundle compat real-models
 
-$(VENV)/.installed: pyproject.toml
+# The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
+# extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
+$(VENV)/.installed-core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_CPU)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-core
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 
 setup: $(VENV)/.installed
 
-demo: setup
+demo: $(VENV)/.installed-core
 	$(PY) -m explorer demo
 
 # Browser tests drive Debian's chromium through Playwright (which cannot download its own browser here).

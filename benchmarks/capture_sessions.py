@@ -14,7 +14,7 @@ Triton compile workers (``async_compile.wait``), over the compiles after the fir
 ratio to plain.
 
 ``--layers N`` times a training step (forward + backward) of N transformer blocks instead (d=256,
-8x256 tokens), the model of the README's cost table; at 24 blocks a compile takes 30 to 45 s, so
+8x256 tokens), the model of the cost table in docs/figures.md; at 24 blocks a compile takes 30 to 45 s, so
 ``--compiles 3 --after-idle 0 --skip 1`` keeps a run within minutes. Each mode's first compile in its
 fresh processes (imports, CUDA's context, the compile-worker pool's start) is printed against plain's too.
 

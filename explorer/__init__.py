@@ -75,15 +75,27 @@ views.register("sweep_widget", _sweep_widget)
 views.register("sweep_html", _write_sweep_html)
 
 
-def show(c: Compilation | TraceSet | Sweep) -> Any:
-    """The explorer widget for ``c`` (display it, or leave it as a cell's last expression); for a
-    TraceSet, the rank and compile pickers over the explorer view of one compilation; for a Sweep,
-    its table over the view of the point picked."""
+def show(c: Any, full: bool = False) -> Any:
+    """The natural view of ``c``. In a notebook: the explorer widget (display it, or leave it as a cell's
+    last expression); for a TraceSet, the rank and compile pickers over the explorer view of one
+    compilation; for a Sweep, its table over the view of the point picked; anything else as it renders
+    itself. In a terminal: printed, a
+    Compilation as its compact view (the whole tree with ``full=True``), anything else (a kernel, a
+    graph, a report) as rich renders it; returns None."""
+    if not progress.in_notebook():
+        from rich.console import Console
+
+        from compiler.render.summary import compact_view
+
+        Console().print(compact_view(c) if isinstance(c, Compilation) and not full else c)
+        return None
     if isinstance(c, TraceSet):
         return _traceset_widget(c)
     if isinstance(c, Sweep):
         return _sweep_widget(c)
-    return _widget(c.trace_view())
+    if isinstance(c, Compilation):
+        return _widget(c.trace_view())
+    return c  # a kernel, a graph, a report: Jupyter shows its own HTML
 
 
 def to_html(c: Compilation, path: str | Path) -> Path:
@@ -105,6 +117,7 @@ from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
 views.register("diff", diff)  # Sweep.diff(i, j)
+views.register("show", show)  # c.show()
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 

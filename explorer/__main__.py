@@ -1,4 +1,9 @@
-"""``python -m explorer demo``: compile the built-in example and print every stage in the terminal."""
+"""Compile the built-in example or read a saved trace, and print it in the terminal.
+
+  python -m explorer demo            compile the example; the answer on one screen (--full: every stage)
+  python -m explorer show PATH       a saved trace: its summary and kernels table (--full, --html PATH)
+  python -m explorer trace DIR       a TORCH_TRACE directory: its ranks and where they diverge
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,9 @@ from rich.console import Console
 from rich.text import Text
 
 from compiler.render import table_rows as tables
+from compiler.render.summary import compact_view
+
+PROG = "python -m explorer"
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -21,52 +29,60 @@ def _demo(args: argparse.Namespace) -> int:
     console = Console()
     model, x = example()
     # the compile shows its own progress on a terminal (explorer/progress.py)
-    console.print("compiling the demo block with torch.compile + Inductor (CPU compiles take ~20 s)")
+    console.print("compiling the demo block (torch.compile + Inductor; a CPU compile takes ~20 s)")
     with torch.no_grad():
         c = explorer.compile(model, x)
-    console.print(c)
-    for graph in c.graphs:
-        console.rule(f"{graph.id}: Dynamo FX graph")
-        console.print(graph.fx)
-        console.rule(f"{graph.id}: post-grad graph")
-        console.print(graph.post_grad)
-        console.rule(f"{graph.id}: wrapper")
-        console.print(graph.wrapper)
-    if args.save:
-        path = c.save(args.save)
-        console.print(f"trace saved to {path}")
+    c.profile(runs=10)
+    console.print(c if args.full else compact_view(c))
+    if args.full:
+        for graph in c.graphs:
+            for title, stage in (("Dynamo FX graph", graph.fx), ("post-grad graph", graph.post_grad),
+                                 ("wrapper", graph.wrapper)):
+                console.rule(f"{graph.id}: {title}")
+                console.print(stage)
+    hints = []
     if args.html:
-        try:
-            path = explorer.to_html(c, args.html)
-        except ImportError as error:
-            console.print(f"[yellow]no HTML written: {error}[/yellow]")
-        else:
-            console.print(f"explorer view written to {Path(path).resolve()}")
+        hints.append((f"open {Path(explorer.to_html(c, args.html)).resolve()}", "every stage, linked, in a browser"))
+    if args.save:
+        hints.append((f"python -m explorer show {c.save(args.save)}", "the saved trace, any time"))
+    hints += [("python -m explorer demo --full", "every stage in this terminal"),
+              ("make lab", "the notebooks of examples/, 01_tour first"),
+              ("python -m explorer show --help", "read a saved trace")]
+    console.print(Text("\nnext:", style="bold"))
+    for command, what in hints:  # a long command (a path) gets its own line: every line fits 80 columns
+        text = f"  {command.ljust(32)}  {what}" if len(command) <= 32 else f"  {command}\n  {'':32}  {what}"
+        console.print(text, highlight=False, soft_wrap=True)
     return 0
 
 
 def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     """A saved trace: its summary, then per graph the kernels table (with time and error when the trace
-    holds a profile / numerics report) and each autotuned kernel's choices; paged when longer than the
-    terminal. A saved TraceSet, or a TORCH_TRACE directory or log (read as a TraceSet), prints its ranks."""
+    holds a profile / numerics report) and each autotuned kernel's choices; with ``--full`` the whole
+    tree after them; paged when longer than the terminal. A saved TraceSet, or a TORCH_TRACE directory
+    or log (read as a TraceSet), prints its ranks."""
     import explorer
-    from compiler.render import table_rows as tables
     from compiler.render import tables as render_tables
 
     console = console or Console()
     path = Path(args.trace)
     c = explorer.load_trace(path) if path.is_dir() or path.suffix == ".log" else explorer.load(path)
+    if args.html:
+        written = c.to_html(args.html) if isinstance(c, explorer.TraceSet) else explorer.to_html(c, args.html)
+        console.print(f"explorer view written to {Path(written).resolve()}", highlight=False)
     if isinstance(c, explorer.TraceSet):
         console.print(c)
         return 0
     profile = c.profiles[-1] if c.profiles else None
     numerics = c.numerics[-1] if c.numerics else None
-    parts: list = [c]
+    parts: list = [compact_view(c, kernels_shown=0)]
     for graph in c.graphs:
         rows = tables.select(tables.kernel_rows(graph, profile, numerics), args.sort, contains=args.filter,
                              language=args.language)
-        parts.append(render_tables.kernels_table(rows, f"{graph.id} kernels ({len(rows)} of {len(graph.kernels)})"))
+        parts.append(render_tables.kernels_table(rows, f"{graph.id} kernels ({len(rows)} of {len(graph.kernels)})",
+                                                 width=console.width))
         parts += [render_tables.autotune_table(group) for group in tables.autotune_groups(graph.autotune)]
+    if args.full:
+        parts.append(c)
     with console.capture() as captured:
         for part in parts:
             console.print(part)
@@ -99,18 +115,24 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[2:]))
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="compile the built-in example and print every stage")
+    demo = sub.add_parser("demo", help="compile the built-in example and print the answer on one screen")
+    demo.add_argument("--full", action="store_true", help="print every stage (graphs, kernels' source, wrapper)")
     demo.add_argument("--save", metavar="PATH", help="also save the trace as JSON")
-    demo.add_argument("--html", metavar="PATH", default="out/demo.html", help="write the explorer view as HTML")
+    demo.add_argument("--html", metavar="PATH", default="out/demo.html",
+                      help="write the explorer view as one HTML file (default: out/demo.html)")
     demo.set_defaults(run=_demo)
     show = sub.add_parser("show", help="print a saved trace or TraceSet, or a TORCH_TRACE directory")
-    show.add_argument("trace")
+    show.add_argument("trace", help="a file saved by c.save(), or a TORCH_TRACE directory or log")
     show.add_argument("--sort", choices=tables.KERNEL_SORTS, default="id",
                       help="order of the kernels table (time and error: largest first)")
     show.add_argument("--filter", default="", metavar="TEXT", help="only kernels whose id or user line has TEXT")
     show.add_argument("--language", help="only kernels of this language (triton, cpp, extern, template)")
+    show.add_argument("--full", action="store_true", help="also print every stage: guards, graphs, kernel sources")
+    show.add_argument("--html", metavar="PATH", help="also write the explorer view as one HTML file")
     show.add_argument("--no-pager", action="store_true", help="print everything even when longer than the terminal")
     show.set_defaults(run=_show)
     trace = sub.add_parser("trace", help="print a TORCH_TRACE directory (one log per rank): ranks, divergence, stages")
@@ -121,9 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a user can get wrong (a path, a file that is no trace, a rank or compile id): one line, exit 2.
+USER_ERRORS = (OSError, ValueError, KeyError)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except USER_ERRORS as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        if isinstance(error, FileNotFoundError):
+            message = f"no such file or directory: {error.filename}"
+        print(f"{PROG} {args.command}: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

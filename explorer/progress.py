@@ -121,14 +121,15 @@ class TerminalBar:
                              refresh=True)
 
 
-def _in_notebook() -> bool:
+def in_notebook() -> bool:
+    """Running inside a Jupyter kernel (where views are widgets), not a terminal."""
     shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def auto(task: str) -> progress.Display | None:
     """A notebook bar inside a Jupyter kernel, rich on an interactive terminal, else nothing."""
-    if _in_notebook():
+    if in_notebook():
         return NotebookBar()
     if sys.stderr.isatty():
         return TerminalBar()

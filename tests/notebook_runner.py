@@ -38,7 +38,9 @@ def write_kernel_spec(directory: Path):
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
            "PYTHONWARNINGS": "ignore"}
     (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        # the kernel's own warnings ("running over TCP without encryption", "Parent appears to have exited"
+        # at shutdown) are about this headless runner, not the notebook: only errors get through
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"],
         "display_name": "inductor-explorer notebooks",
         "language": "python",
         "env": env,

@@ -9,7 +9,7 @@ asserts) and a profile, without a GPU. Paths of the user's source are kept as re
 
     PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
 
-Triton's IR files are found for the first compile of a process only (README, "Known gaps"): record
+Triton's IR files are found for the first compile of a process only (docs/guide.md): record
 each trace in a process of its own,
 
     for n in $(PYTHONPATH=. python -m tests.record_gpu_fixtures --list); do

@@ -31,7 +31,7 @@ def _generated(c):
 
 
 # Autotuned kernels (native matmul, max-autotune) are compiled by the benchmarking machinery, whose
-# Triton cache the capture does not find yet on torch 2.11 (README, "Known gaps"): for them the
+# Triton cache the capture does not find yet on torch 2.11 (docs/guide.md): for them the
 # missing stages must be stated, the rest of the IR record still holds.
 AUTOTUNED = {"gpu_native_matmul", "gpu_max_autotune"}
 

@@ -221,10 +221,11 @@ def test_compile_magic_sweeps_toggles_of_a_cell():
     assert "--sweep takes boolean toggle names" in str(bad.error_in_exec)
 
 
-def test_widget_opens_points_and_diffs_pairs(local_sweep):
+def test_widget_opens_points_and_diffs_pairs(local_sweep, monkeypatch):
     from widgets import SweepWidget
 
     result, _ = local_sweep
+    monkeypatch.setattr(explorer.progress, "in_notebook", lambda: True)  # the call in a notebook
     w = explorer.show(result)
     assert isinstance(w, SweepWidget) and w.pick == {"point": result.best}
     assert [r["key"] for r in w.sweep["rows"]] == ["p0", "p1", "p2", None]  # the failed point has no trace

@@ -47,7 +47,7 @@ def test_guards_grouped_by_kind_and_a_guard_shows_its_user_line(browser, tmp_pat
     assert shown == {kind: len(group) for kind, group in guards.items()}
     total = sum(len(group) for group in guards.values())
     assert page.locator(".ie-dyn-section[data-section=guards] > summary .ie-count").inner_text() == str(total)
-    assert page.locator(".ie-stage-btn[data-stage=dynamo] .ie-count").inner_text() == str(total)
+    assert page.locator(".ie-stage-btn[data-stage=dynamo] .ie-count").inner_text() == f"{total} guards"  # says what
 
     # the first guard whose user line the trace holds the text of
     kind, index, guard = next((k, i, g) for k, group in guards.items() for i, g in enumerate(group)

@@ -181,8 +181,13 @@ def test_summary_strip_and_search(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
     summary = page.locator(".ie-summary")
     assert summary.locator(".ie-sum-graphs strong").inner_text() == "2"
-    assert summary.locator(".ie-sum-kernels strong").inner_text() == "2"  # cpp + triton
+    kernels = [k for g in sample["graphs"] for k in g["kernels"]]
+    assert summary.locator(".ie-sum-kernels strong").inner_text() == str(len(kernels)) == "4"  # as the tabs count
     assert summary.locator(".ie-sum-externs strong").inner_text() == "2"
+    assert "of them extern calls" in summary.locator(".ie-sum-externs").inner_text()
+    tab = page.locator('.ie-stage-btn[data-stage="kernels"]')
+    assert tab.locator(".ie-count").inner_text() == str(len(sample["graphs"][0]["kernels"]))
+    assert tab.get_attribute("title") == "Kernels in the graph shown"
     assert summary.locator(".ie-sum-time strong").inner_text() == "3.21 s"
     assert summary.locator(".ie-sum-toggles .ie-badge").all_inner_texts() == ["deterministic=true", "max_autotune=true"]
     page.fill(".ie-search", "soft")
@@ -409,6 +414,12 @@ def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
     assert page.get_attribute('.ie-stage-btn[data-stage="kernels"]', "aria-selected") == "true"
     assert kernel in page.locator(".ie-links-head").first.inner_text()
     assert page.locator(f'.ie-kitem[data-id="{kernel}"] .ie-first-divergent').count() == 1
+    # an error outside tolerance is heated; one within tolerance is calm (no heat behind it)
+    styles = {k: page.locator(f'.ie-kitem[data-id="{k}"] .ie-kcol-error .ie-num').get_attribute("style") or ""
+              for k in (row.kernel for row in report.kernels.values() if row.ok is not None)}
+    assert "background" in styles[kernel]
+    calm = [k for k, row in ((r.kernel, r) for r in report.kernels.values()) if row.ok is True]
+    assert calm and all("background" not in styles[k] for k in calm), styles
     error = page.locator(".ie-side .ie-measure-error").first
     assert "ie-err-diverges" in error.get_attribute("class") and "outside tolerance" in error.inner_text()
     assert f"max rel {report.kernels[report.first_divergent].max_rel:.2e}".replace("e-0", "e-") in error.inner_text()

@@ -46,8 +46,9 @@ def test_a_saved_traceset_gives_the_same_summary(tmp_path):
         TraceSetParts([1, 2])
 
 
-def test_widget_shows_the_picked_compilation_only():
+def test_widget_shows_the_picked_compilation_only(monkeypatch):
     ts = explorer.load_trace(NCCL)
+    monkeypatch.setattr(explorer.progress, "in_notebook", lambda: True)  # the call in a notebook
     w = explorer.show(ts)
     assert isinstance(w, TraceSetWidget)
     assert w.pick == {"rank": "0", "compile_id": ts["0"].compile_ids[0]}

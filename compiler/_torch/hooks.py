@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import types
+import warnings
 from typing import Any, Callable, Iterator
 
 from . import (autotune, benchmark_harness, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines,
@@ -15,6 +17,20 @@ CAPTURE_SETTINGS: dict[str, Any] = {
     "force_disable_caches": True,
     output_code.PROVENANCE_LEVEL_KEY: 1,
 }
+
+
+# What torch warns about the settings above: the capture's own doing, not the user's to act on.
+_OWN_WARNINGS = ("dynamo_pgo force disabled by torch.compiler.config.force_disable_caches",)
+
+
+@contextlib.contextmanager
+def own_warnings_silenced() -> Iterator[None]:
+    """Torch's warnings about what the capture itself set (the cache bypass) stay out of the user's output;
+    every other warning, the user's code's included, passes as before."""
+    with warnings.catch_warnings():
+        for message in _OWN_WARNINGS:
+            warnings.filterwarnings("ignore", message=re.escape(message))
+        yield
 
 
 def device_settings(device: str) -> dict[str, Any]:
@@ -43,6 +59,7 @@ def capture_hooks(
     if scheduler_passes.available():
         values.update(scheduler_passes.config_values(on_pre_fusion, on_post_fusion))
     with contextlib.ExitStack() as stack:
+        stack.enter_context(own_warnings_silenced())
         stack.enter_context(inductor_config.patched(values))
         stack.enter_context(benchmark_harness.side_effects_removed(bool(values.get("benchmark_kernel"))))
         stack.enter_context(output_code.on_output_code(on_output_code))

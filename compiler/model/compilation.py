@@ -113,6 +113,15 @@ class Compilation(Rendered):
                                "compile it again with explorer.compile(...)")
         return self.rerun(self, inputs or self.example_inputs or (), kwargs)
 
+    def show(self, full: bool = False) -> Any:
+        """The natural view: in a notebook the explorer widget, in a terminal the compact view printed
+        (what was compiled, the fusions, each kernel with its time and your line; ``full=True``: the
+        whole tree)."""
+        show = slots.renderer("show")
+        if show is None:
+            raise RuntimeError("c.show() is served by the explorer package: import explorer")
+        return show(self, full=full)
+
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""
         return slots.bench_compilation(self)

@@ -23,38 +23,50 @@ def _user_lines(row: KernelRow) -> str:
     return ", ".join(shown) + (f" +{len(row.user_lines) - 3}" if len(row.user_lines) > 3 else "")
 
 
-def kernels_table(rows: list[KernelRow], title: str) -> Table:
+NARROW = 120  # below this many columns the kernels table keeps only what answers "which kernel, how slow, whose line"
+
+
+def kernels_table(rows: list[KernelRow], title: str, width: int | None = None) -> Table:
     """id, language, lines, nodes, time (ms, share, bar) and error, user lines; time and error columns only
-    when some row has them, so an unprofiled trace shows no empty columns."""
+    when some row has them, so an unprofiled trace shows no empty columns. On a terminal narrower than
+    ``NARROW`` (``width``) the line and node counts and the bar go, and each row shows its first user
+    line: every header stays whole."""
+    narrow = width is not None and width < NARROW
     timed = any(r.ms is not None for r in rows)
     checked = any(r.ok is not None for r in rows)
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("kernel", no_wrap=True, min_width=min(32, max((len(r.id) for r in rows), default=6)),
-                     max_width=44, overflow="ellipsis")
-    table.add_column("language", no_wrap=True, min_width=8)
-    table.add_column("lines", justify="right", no_wrap=True, min_width=5)
-    table.add_column("nodes", justify="right", no_wrap=True, min_width=5)
+    # narrow: expanded, so the user line column takes what is left and no fixed column is cut
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, expand=narrow)
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis",
+                     min_width=min(20 if narrow else 32, max((len(r.id) for r in rows), default=6)),
+                     max_width=24 if narrow else 44)
+    table.add_column("kind" if narrow else "language", no_wrap=True, min_width=6 if narrow else 8)
+    if not narrow:
+        table.add_column("lines", justify="right", no_wrap=True, min_width=5)
+        table.add_column("nodes", justify="right", no_wrap=True, min_width=5)
     if timed:
         table.add_column("ms", justify="right", no_wrap=True, min_width=6)
         table.add_column("share", justify="right", no_wrap=True, min_width=5)
     if checked:
         table.add_column("max rel", justify="right", no_wrap=True, min_width=7)
-        table.add_column("ok", no_wrap=True, min_width=8)
-    table.add_column("user lines", ratio=1)
-    if timed:
+        table.add_column("ok", no_wrap=True, min_width=2 if narrow else 8)
+    table.add_column("user line" if narrow else "user lines", ratio=1, no_wrap=narrow, overflow="ellipsis",
+                     min_width=9)
+    if timed and not narrow:
         table.add_column("", no_wrap=True)
     top = max((r.ms or 0.0 for r in rows), default=0.0) or 1.0
     for row in rows:
         cells: list[str | Text] = [Text(row.id + (" ◆ first divergent" if row.first_divergent else ""),
-                                        style="bold red" if row.first_divergent else ""),
-                                   row.language, str(row.lines), str(row.nodes)]
+                                        style="bold red" if row.first_divergent else ""), row.language]
+        if not narrow:
+            cells += [str(row.lines), str(row.nodes)]
         if timed:
             cells += ["" if row.ms is None else f"{row.ms:.4f}", "" if row.share is None else f"{row.share:.1%}"]
         if checked:
             cells += ["" if row.max_rel is None else f"{row.max_rel:.3g}",
-                      Text({True: "ok", False: "DIVERGES", None: "-"}[row.ok], style="red" if row.ok is False else "")]
-        cells.append(_user_lines(row))
-        if timed:
+                      Text({True: "ok", False: "no" if narrow else "DIVERGES", None: "-"}[row.ok],
+                           style="red" if row.ok is False else "")]
+        cells.append(where(row.user_lines[0]) if narrow and row.user_lines else _user_lines(row))
+        if timed and not narrow:
             cells.append(_bar((row.ms or 0.0) / top, "cyan"))
         table.add_row(*cells)
     return table

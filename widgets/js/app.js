@@ -235,8 +235,9 @@ export class App {
       h("strong", { class: "ie-fn" }, String(meta.function ?? "compiled function")),
       item("device", `${meta.device ?? "?"}${meta.device_name ? ` (${meta.device_name})` : ""}`),
       item("graphs", String(this.summary.graphs.length), "ie-sum-graphs"),
-      item("kernels", String(kernels), "ie-sum-kernels"),
-      item("extern calls", String(externs), "ie-sum-externs"),
+      // every kernel the Kernels tabs list (extern calls included), and how many of them are extern calls
+      item("kernels", String(kernels + externs), "ie-sum-kernels"),
+      item("of them extern calls", String(externs), "ie-sum-externs"),
       item("compile", total === null ? "–" : `${total.toFixed(2)} s`, "ie-sum-time"),
       h(
         "span",
@@ -283,7 +284,8 @@ export class App {
     const bar = h("div", { class: "ie-stagebar", role: "tablist" });
     for (const [id, label] of STAGES) {
       const count = h("span", { class: "ie-count" });
-      const btn = h("button", { class: "ie-stage-btn", type: "button", role: "tab", "data-stage": id, onclick: () => this.setStage(id) }, label, " ", count);
+      const title = id === "dynamo" ? "guards and graph breaks of the whole compilation" : `${label} in the graph shown`;
+      const btn = h("button", { class: "ie-stage-btn", type: "button", role: "tab", "data-stage": id, title, onclick: () => this.setStage(id) }, label, " ", count);
       this.stageButtons.set(id, { btn, count });
       bar.appendChild(btn);
     }

@@ -253,12 +253,15 @@ export class DynamoStage {
   }
 }
 
-/** The stage button's count: guards, and graph breaks when there are any (from the summary). */
+/** The stage button's count, saying what it counts: guards, graph breaks and frames that ran eagerly when
+ * there are any (from the summary). */
 export function dynamoCount(summary) {
   const d = summary && summary.dynamo;
   if (!d) return "–";
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const breaks = d.graph_breaks ? ` · ${plural(d.graph_breaks, "break")}` : "";
   const skipped = list(d.skipped_frames).length ? ` · ${list(d.skipped_frames).length} ran eagerly` : "";
-  return (d.graph_breaks ? `${d.guards} · ${d.graph_breaks} break${d.graph_breaks > 1 ? "s" : ""}` : String(d.guards)) + skipped;
+  return `${plural(d.guards, "guard")}${breaks}${skipped}`;
 }
 
 /** The graph picker's entry for graph `g`; a graph that runs after a graph break is marked, the break as its title. */

@@ -235,7 +235,8 @@ export class KernelsStage {
   _errorCell(r) {
     const e = r.error;
     if (!e) return h("span", { class: "ie-kcol-error ie-muted", title: "not in the numerics report" }, "–");
-    const level = heatLevel("error", e.max_rel, this.errorTop);
+    // within tolerance is calm (no heat): only an error outside tolerance draws the eye
+    const level = e.ok === true ? null : heatLevel("error", e.max_rel, this.errorTop);
     const state = e.ok === true ? "ok" : e.ok === false ? "diverges" : "not compared";
     return h(
       "span",

@@ -1,0 +1,97 @@
+"""The compact terminal view of a compilation: the answer on one screen, 80 columns wide.
+
+What a newcomer asks first: what was compiled, how each graph went from FX nodes to kernels, which
+loop-IR nodes Inductor fused, and for each kernel its kind, its time (when the compilation holds a
+profile) and the line of the user's code it came from. The full tree (guards, every kernel's source,
+the wrapper) stays ``rich.print(c)`` / ``--full`` away.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..model.compilation import Compilation
+from ..model.formatting import where
+from ..model.stages import GraphCapture, Kernel
+
+KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
+FUSIONS_SHOWN = 6
+
+
+def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
+    """The compilation in a few lines: a head line, per graph its stages' sizes, its fusions and its
+    kernels (slowest first when ``c`` holds a profile), each with the user line it came from;
+    ``kernels_shown=0`` leaves the kernels out (a caller printing its own kernels table)."""
+    total = c.timings.get("total")
+    head = Text(f"{c.function}", style="bold")
+    head.append(f" on {c.device_name} · torch {c.torch}" + (f" · {total:.2f} s" if total else ""))
+    parts: list[Any] = [head]
+    dynamo = c.dynamo
+    if dynamo.graph_breaks:
+        first = dynamo.graph_breaks[0]
+        parts.append(Text(f"{len(dynamo.graph_breaks)} graph break(s); first: {first.reason} at "
+                          f"{where(first.user_line) or '?'}", style="yellow"))
+    for frame in dynamo.skipped_frames:
+        parts.append(Text(f"{frame.function} ran eagerly (Dynamo gave up on it): {frame.skipped}", style="yellow"))
+    if not c.graphs:
+        parts.append(Text("nothing was compiled", style="yellow"))
+    profile = c.profiles[-1] if c.profiles else None
+    for graph in c.graphs:
+        parts.append(Text(f"\n{graph.id} {graph.kind}: ", style="bold") + Text(_sizes(graph)))
+        parts += _fusions(graph)
+        if kernels_shown:
+            parts.append(_kernels(c, graph, profile, kernels_shown))
+    return Group(*parts)
+
+
+def _sizes(graph: GraphCapture) -> str:
+    return (f"{len(graph.fx.nodes)} FX -> {len(graph.post_grad.nodes)} post-grad -> {len(graph.loop_ir)} loop-IR "
+            f"-> {len(graph.fused)} fused -> {len(graph.kernels)} kernels")
+
+
+def _fusions(graph: GraphCapture) -> list[Text]:
+    """The groups where Inductor fused several loop-IR nodes into one kernel."""
+    fused = [g for g in graph.fused if len(g.nodes) > 1]
+    lines = [Text(f"  fused {'+'.join(g.nodes)} -> {', '.join(g.kernels) or '(no kernel)'}", overflow="ellipsis",
+                  no_wrap=True) for g in fused[:FUSIONS_SHOWN]]
+    if len(fused) > FUSIONS_SHOWN:
+        lines.append(Text(f"  ... {len(fused) - FUSIONS_SHOWN} more fused groups (g.fused)", style="dim"))
+    return lines
+
+
+def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Table:
+    timed = profile is not None
+    rows = list(graph.kernels) or []
+    if timed:
+        rows.sort(key=lambda k: -profile.ms(k))
+    # expanded, so the line column takes what is left and the fixed columns keep their width
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=True)
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=min(20, max(len(k.id) for k in rows)),
+                     max_width=24)
+    table.add_column("kind", no_wrap=True, min_width=6)
+    if timed:
+        table.add_column("ms", justify="right", no_wrap=True, min_width=6)
+    table.add_column("your line", no_wrap=True, overflow="ellipsis", ratio=1)
+    for kernel in rows[:shown]:
+        cells = [kernel.id, kernel.language]
+        if timed:
+            cells.append(f"{profile.ms(kernel):.3f}")
+        table.add_row(*cells, _line(c, kernel))
+    if len(rows) > shown:
+        table.caption = f"... {len(rows) - shown} more kernels ({graph.id}.kernels)"
+    return table
+
+
+def _line(c: Compilation, kernel: Kernel) -> str:
+    """``file.py:12  source text`` of the kernel's first line in the user's own code (else its first line)."""
+    own = [u for u in kernel.user_lines if u[0] not in c.library_files] or kernel.user_lines[:1]
+    if not own:
+        return kernel.provenance_note or "-"
+    file, line = own[0]
+    text = (c.sources.get(file) or {}).get(line, "").strip()
+    return f"{where((file, line))}  {text}".rstrip()
