@@ -120,3 +120,28 @@ def test_a_gpu_branch_kernel_owns_its_branch_and_is_compared():
     assert kernel.user_lines[0] == true_line
     report = c.check_numerics()
     assert report.kernels[branch].compared and report.first_divergent == branch
+
+
+def test_a_gpu_sort_owns_only_its_own_op():
+    c = explorer.compile(workloads.sort_after_pointwise, torch.randn(64, 4096, device="cuda"))
+    graph = c.graphs[0]
+    line = _line(workloads.sort_after_pointwise, "torch.sort(")
+    producer_line = _line(workloads.sort_after_pointwise, "y = x * 2 + 1")
+    sorting = _on_line(graph, line)
+    assert sorting and not sorting & _on_line(graph, producer_line)  # the sort never claims its input's kernel
+    for kernel in sorting:
+        assert set(graph.kernel(kernel).post_grad_nodes) <= _computed_on(graph, line) | {
+            n.name for n in graph.post_grad.nodes if provenance.is_view(n)}
+    assert c.provenance().complete
+
+
+def test_a_frame_dynamo_skips_on_the_gpu_says_it_ran_eagerly():
+    x = torch.randn(8, device="cuda")
+    c = explorer.compile(workloads.print_in_loop, x)
+    assert torch.equal(c.outputs, x * 8 + 1) and c.graphs == []
+    [frame] = c.skipped_frames
+    assert frame.function == "print_in_loop" and frame.skipped.startswith("graph break in loop: ")
+    [graph_break] = c.graph_breaks
+    assert graph_break.reason == "Failed to trace builtin operator" and graph_break.frame_skipped == frame.skipped
+    [data_dependent] = explorer.compile(workloads.data_dependent_if, x).graph_breaks
+    assert data_dependent.reason == "Data-dependent branching" and not data_dependent.frame_skipped
