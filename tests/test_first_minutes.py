@@ -68,8 +68,10 @@ def test_the_demos_answer_fits_one_screen_and_names_the_users_lines(demo):
 
 
 def test_a_compile_says_nothing_about_what_the_explorer_set(demo):
+    """No Python warning under the default filters in a fresh process (a compile and a profile). A CUDA
+    build of torch on a machine without a GPU logs that from its native layer: that is the machine's."""
     done, _ = demo
-    assert "Warning" not in done.stderr, done.stderr  # default warning filters, a fresh process
+    assert not re.search(r"\w+Warning: ", done.stderr), done.stderr
 
 
 def test_show_of_a_saved_trace_fits_80_columns_with_every_header_whole(demo):

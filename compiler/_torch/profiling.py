@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from typing import Any, Callable, Iterator, NamedTuple
 
 import torch
@@ -57,9 +58,12 @@ def native_lines_dropped() -> Iterator[None]:
 
 @contextlib.contextmanager
 def recording(activities: list[Any]) -> Iterator[Any]:
-    """A started ``torch.profiler.profile``, stopped on exit, without the native layer's stderr lines."""
+    """A started ``torch.profiler.profile``, stopped on exit, without the native layer's stderr lines.
+    Torch 2.11 and 2.12 warn at every first start that a profiler "clears events at the end of each
+    cycle" (unless ``acc_events``): a profile here is one cycle, so the notice is not the user's."""
     prof = torch.profiler.profile(activities=activities)
-    with native_lines_dropped():
+    with native_lines_dropped(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Warning: Profiler clears events at the end of each cycle")
         prof.start()
     try:
         yield prof
