@@ -66,12 +66,12 @@ def _fusions(graph: GraphCapture) -> list[Text]:
 
 def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Table:
     timed = profile is not None
-    rows = list(graph.kernels) or []
+    rows = list(graph.kernels)
     if timed:
         rows.sort(key=lambda k: -profile.ms(k))
     # expanded, so the line column takes what is left and the fixed columns keep their width
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=True)
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=min(20, max(len(k.id) for k in rows)),
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=min(20, max((len(k.id) for k in rows), default=6)),
                      max_width=24)
     table.add_column("kind", no_wrap=True, min_width=6)
     if timed:
