@@ -18,7 +18,7 @@ COMPAT_TESTS ?= -m "not gpu" tests
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo test docs lab gpu-test clean bundle compat real-models
+.PHONY: setup browser demo test docs lab gpu-test clean bundle compat real-models figures
 
 # The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
 # extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
@@ -50,6 +50,10 @@ test: setup browser
 # copies that `make test` leaves in build/notebooks/; notebooks without a fresh copy are executed here.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# docs/figures.md from benchmarks/figures.md and the records scripts write with --record (benchmarks/results/).
+figures: $(VENV)/.installed-core
+	$(PY) benchmarks/recording.py
 
 $(COMPAT_DIR)/torch-%/.installed: pyproject.toml
 	$(PYTHON) -m venv $(COMPAT_DIR)/torch-$*

@@ -33,6 +33,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from compiler._torch import inductor_config  # noqa: E402
 from tests.workloads import TransformerBlock  # noqa: E402
 
@@ -46,8 +47,8 @@ def workloads(device: str, layers: int) -> dict[str, tuple]:
     """name -> (fn, inputs, backward)."""
     torch.manual_seed(0)
     loads = {
-        "transformer_block": (TransformerBlock().eval().to(device), (torch.randn(2, 16, 64, device=device),), False),
-        "mlp": (mlp, tuple(torch.randn(*s, device=device) for s in ((32, 64), (64, 256), (256, 64))), False),
+        "transformer block": (TransformerBlock().eval().to(device), (torch.randn(2, 16, 64, device=device),), False),
+        "MLP": (mlp, tuple(torch.randn(*s, device=device) for s in ((32, 64), (64, 256), (256, 64))), False),
     }
     if layers:
         stack = torch.nn.Sequential(*[TransformerBlock(dim=256, heads=4) for _ in range(layers)]).to(device)
@@ -105,6 +106,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=0, help="also a training step of this many blocks")
     parser.add_argument("--no-debug", action="store_true", help="skip the debug-dump mode")
     parser.add_argument("--idle", type=float, default=0.0, help="seconds of pause before each compile")
+    recording.add_argument(parser)
     args = parser.parse_args()
     if args.no_debug:
         del MODES["debug"]
@@ -132,20 +134,25 @@ def measure(args: argparse.Namespace) -> None:
         for name, (fn, inputs, backward) in loads.items():
             for mode in order[r % len(order):] + order[: r % len(order)]:
                 times[(name, mode)].append(timed(mode, fn, inputs, backward))
-    print(f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds (medians); "
-          f"first compile in the process: " + ", ".join(f"{n} {m} {t:.2f}s" for (n, m), t in first.items()))
-    print(f"{'workload':<24}{'plain s':>10}{'explorer/plain':>16}{'paired':>9}{'min ratio':>11}{'debug/plain':>14}")
+    first_line = (f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds (medians); "
+                  f"first compile in the process: " + ", ".join(f"{n} {m} {t:.2f}s" for (n, m), t in first.items()))
+    print(first_line)
+    debug = "debug" in MODES
+    table = recording.Table(["workload", "plain s", "explorer/plain", "paired rounds", "min ratio", "debug dump/plain"])
     ratios_e, ratios_d = [], []
     for name in loads:
         p = statistics.median(times[(name, "plain")])
         e = statistics.median(times[(name, "explorer")]) / p
         low = min(times[(name, "explorer")]) / min(times[(name, "plain")])
         paired = statistics.median(e_t / p_t for e_t, p_t in zip(times[(name, "explorer")], times[(name, "plain")]))
-        d = statistics.median(times[(name, "debug")]) / p if "debug" in MODES else float("nan")
         ratios_e.append(e)
-        ratios_d.append(d)
-        print(f"{name:<24}{p:>10.2f}{e:>16.3f}{paired:>9.3f}{low:>11.3f}{d:>14.3f}")
-    print(f"{'median':<24}{'':>10}{statistics.median(ratios_e):>16.3f}{'':>20}{statistics.median(ratios_d):>14.3f}")
+        if debug:
+            ratios_d.append(statistics.median(times[(name, "debug")]) / p)
+        table.add(name, f"{p:.2f}", f"{e:.3f}", f"{paired:.3f}", f"{low:.3f}", f"{ratios_d[-1]:.3f}" if debug else "")
+    table.add("median", "", f"{statistics.median(ratios_e):.3f}", "", "",
+              f"{statistics.median(ratios_d):.3f}" if debug else "")
+    print(table.text())
+    recording.record(args, [table], device=args.device, notes=[first_line])
 
 
 if __name__ == "__main__":

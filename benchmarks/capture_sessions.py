@@ -35,6 +35,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import recording  # noqa: E402
+
 QUIESCE_S = 2.0
 
 
@@ -77,6 +81,7 @@ def main() -> None:
     parser.add_argument("--skip", type=int, default=2, help="compiles per process left out of the medians")
     parser.add_argument("--eager-import", action="store_true", help="also the capture with the harness import eager")
     parser.add_argument("--session", help=argparse.SUPPRESS)  # internal: run one mode here
+    recording.add_argument(parser)
     args = parser.parse_args()
     modes = ("plain", "explorer", "eager-import") if args.eager_import else ("plain", "explorer")
     if args.session:
@@ -91,9 +96,12 @@ def main() -> None:
                                   "--layers", str(args.layers)],
                                  cwd=ROOT, capture_output=True, text=True, check=True).stdout
             rows += [json.loads(line[4:]) for line in out.splitlines() if line.startswith("ROW ")]
-    print(f"device {args.device}, {args.processes} fresh processes per mode, {args.compiles} compiles back to back "
-          f"+ {args.after_idle} after idling (first {args.skip} per process not counted)")
-    print(f"{'workload':<20}{'when':<6}{'mode':<14}{'s':>7}{'/ plain':>9}{'wait s':>8}")
+    setup = (f"device {args.device}, {args.processes} fresh processes per mode, {args.compiles} compiles back to back "
+             f"+ {args.after_idle} after idling (first {args.skip} per process not counted)")
+    print(setup)
+    eager = ["as before (eager import) / plain"] if args.eager_import else []
+    table = recording.Table(["workload", "when", "plain s", "explorer s", "explorer / plain", *eager,
+                             *(f"{mode} wait s" for mode in modes)])
     ratios: dict[str, list[float]] = {mode: [] for mode in modes}
     for workload in dict.fromkeys(r["workload"] for r in rows):
         for idle in (False, True):
@@ -101,17 +109,20 @@ def main() -> None:
                              and r["number"] >= args.skip] for mode in modes}
             if not all(picked.values()):
                 continue
-            plain = statistics.median(r["s"] for r in picked["plain"])
-            for mode, chosen in picked.items():
-                seconds = statistics.median(r["s"] for r in chosen)
-                ratios[mode].append(seconds / plain)
-                print(f"{workload:<20}{'idle' if idle else 'busy':<6}{mode:<14}{seconds:>7.2f}{seconds / plain:>9.3f}"
-                      f"{statistics.median(r['wait'] for r in chosen):>8.2f}")
-    for mode in modes[1:]:
-        print(f"median ratio, {mode}: {statistics.median(ratios[mode]):.3f}")
+            seconds = {mode: statistics.median(r["s"] for r in chosen) for mode, chosen in picked.items()}
+            for mode in modes:
+                ratios[mode].append(seconds[mode] / seconds["plain"])
+            table.add(workload, "after idling" if idle else "back to back", f"{seconds['plain']:.2f}",
+                      f"{seconds['explorer']:.2f}", *(f"{ratios[mode][-1]:.3f}" for mode in modes[1:]),
+                      *(f"{statistics.median(r['wait'] for r in chosen):.2f}" for chosen in picked.values()))
+    table.add("median", "", "", "", f"**{statistics.median(ratios['explorer']):.3f}**",
+              *(f"{statistics.median(ratios[mode]):.3f}" for mode in modes[2:]), *("" for _ in modes))
+    print(table.text())
     first = {mode: statistics.median(r["s"] for r in rows if r["mode"] == mode and r["number"] == 0) for mode in modes}
-    print("first compile of a fresh process (median s): " + ", ".join(
-        f"{mode} {seconds:.2f} ({seconds / first['plain']:.3f})" for mode, seconds in first.items()))
+    first_line = "first compile of a fresh process (median s): " + ", ".join(
+        f"{mode} {seconds:.2f} ({seconds / first['plain']:.3f})" for mode, seconds in first.items())
+    print(first_line)
+    recording.record(args, [table], device=args.device, notes=[setup, first_line])
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import torch  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from compiler.model import progress  # noqa: E402
 from tests import workloads  # noqa: E402
 
@@ -37,6 +38,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--save", type=Path, help="save the trace, counters included")
+    recording.add_argument(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
     model = workloads.TransformerBlock(args.dim, args.heads).cuda()
@@ -55,8 +57,10 @@ def main() -> None:
     many_s = time.perf_counter() - started
     print("steps (stage, done, s since start): " + ", ".join(f"{s.stage} {s.done} {s.elapsed:.1f}" for s in steps))
     Console(width=180).print(report)
-    print(f"k.counters() of {slowest.id}: {one_s:.1f} s")
-    print(f"c.counters(top={args.top}) over {len(report.kernels)} kernels: {many_s:.1f} s")
+    table = recording.Table(["", "figure"])
+    table.add(f"`k.counters()` of the block's slowest Triton kernel (`{slowest.id}`)", f"{one_s:.1f} s")
+    table.add(f"`c.counters(top={args.top})` of the block ({len(report.kernels)} kernels)", f"{many_s:.1f} s")
+    print(table.text())
     result = {"device": torch.cuda.get_device_name(), "tool": report.tool, "one_kernel_s": one_s,
               "one_kernel": slowest.id, "top": args.top, "kernels_measured": len(report.kernels), "many_s": many_s,
               "kernels": [{"kernel": k.kernel, "us": k.duration_ns / 1e3, "bound_by": k.bound_by,
@@ -67,6 +71,8 @@ def main() -> None:
         args.out.write_text(json.dumps(result, indent=1))
     if args.save:
         c.save(args.save)
+    recording.record(args, [table], device="cuda",
+                     notes=[f"block dim {args.dim}, {args.heads} heads, x {tuple(x.shape)} fp32, inference"])
 
 
 if __name__ == "__main__":

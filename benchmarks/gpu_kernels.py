@@ -10,14 +10,20 @@ do_bench does; the last column is cold / profiler.
 
 from __future__ import annotations
 
+import argparse
 import statistics
+import sys
+from pathlib import Path
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import explorer
-from compiler._torch import runtime
-from compiler.runs.devices import peaks
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
+from compiler._torch import runtime  # noqa: E402
+from compiler.runs.devices import peaks  # noqa: E402
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -60,24 +66,30 @@ def profiler_ms(kernel, iterations: int = 30) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    recording.add_argument(parser)
+    args = parser.parse_args()
     device = peaks()
-    print(f"device: {device.name}, {device.sm_count} SMs, peak bandwidth {device.bandwidth / 1e12:.2f} TB/s "
-          f"({device.bandwidth_source})")
-    header = (f"{'workload':<32}{'kernel':<44}{'us':>9}{'GB/s':>9}{'of peak':>9}{'cold us':>9}{'profiler us':>13}"
-              f"{'ratio':>8}")
-    print(header)
+    device_line = (f"device: {device.name}, {device.sm_count} SMs, peak bandwidth {device.bandwidth / 1e12:.2f} TB/s "
+                   f"({device.bandwidth_source})")
+    print(device_line)
+    table = recording.Table(["workload", "kernel", "us", "GB/s", "of peak", "cold us", "profiler us", "ratio"])
     ratios = []
-    for name, (fn, args) in workloads().items():
-        c = explorer.compile(fn, *args)
+    for name, (fn, inputs) in workloads().items():
+        c = explorer.compile(fn, *inputs)
         for kernel in (k for g in c.graphs for k in g.kernels if k.language == "triton"):
             result = kernel.bench()
             prof = profiler_ms(kernel)
             ratio = result.cold_ms / prof
             ratios.append(ratio)
-            print(f"{name:<32}{kernel.name[:42]:<44}{result.ms * 1e3:>9.1f}{result.gbps:>9.0f}"
-                  f"{result.bandwidth_fraction:>9.1%}{result.cold_ms * 1e3:>9.1f}{prof * 1e3:>13.1f}{ratio:>8.3f}")
-    print(f"cold/profiler timing ratio: median {statistics.median(ratios):.3f}, "
-          f"range {min(ratios):.3f}-{max(ratios):.3f}")
+            table.add(name, kernel.name, f"{result.ms * 1e3:.1f}", f"{result.gbps:.0f}",
+                      f"{result.bandwidth_fraction:.1%}", f"{result.cold_ms * 1e3:.1f}", f"{prof * 1e3:.1f}",
+                      f"{ratio:.3f}")
+    print(table.text())
+    summary = (f"cold/profiler timing ratio: median {statistics.median(ratios):.3f}, "
+               f"range {min(ratios):.3f}-{max(ratios):.3f}")
+    print(summary)
+    recording.record(args, [table], device="cuda", notes=[device_line, summary])
 
 
 if __name__ == "__main__":

@@ -20,11 +20,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from compiler.runs import replay  # noqa: E402
 from tests.workloads import TransformerBlock  # noqa: E402
 
 
-def measure(device: str, rounds: int) -> tuple[float, float]:
+def measure(device: str, rounds: int) -> tuple[float, float, tuple[int, ...]]:
     torch.manual_seed(0)
     dim, batch, seq = (1024, 8, 512) if device == "cuda" else (256, 4, 128)
     model = TransformerBlock(dim, 8).eval().to(device)
@@ -44,18 +45,23 @@ def measure(device: str, rounds: int) -> tuple[float, float]:
         report = c.check_numerics()
         checks.append(time.perf_counter() - started)
     assert report.ok, report
-    return statistics.median(checks), statistics.median(runs)
+    return statistics.median(checks), statistics.median(runs), tuple(x.shape)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    recording.add_argument(parser)
     args = parser.parse_args()
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    print(f"{'device':<8}{'check s':>10}{'one run s':>12}{'ratio':>10}")
+    table = recording.Table(["device", "check s", "one run s", "ratio"])
+    notes = []
     for device in devices:
-        check, run = measure(device, args.rounds)
-        print(f"{device:<8}{check:>10.3f}{run:>12.5f}{check / run:>10.0f}")
+        check, run, shape = measure(device, args.rounds)
+        table.add(device, f"{check:.3f}", f"{run:.5f}", f"{check / run:.0f}x")
+        notes.append(f"{device}: transformer block, input {shape}")
+    print(table.text())
+    recording.record(args, [table], device=devices[-1], notes=notes)
 
 
 if __name__ == "__main__":

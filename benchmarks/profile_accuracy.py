@@ -28,10 +28,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from compiler.runs import replay  # noqa: E402
 from tests.workloads import TransformerBlock  # noqa: E402
 
 MIN_US = 5.0
+RATIOS = {"bench_ratio": "bench / in place", "alone_ratio": "alone / in place",
+          "profiler_ratio": "in place / torch.profiler"}
 
 
 def workloads(device: str) -> dict[str, tuple]:
@@ -84,9 +87,14 @@ def overhead(c, runs: int = 20) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    recording.add_argument(parser)
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     figures: dict[str, dict] = {}
+    summary = recording.Table(["workload", f"kernels >= {MIN_US:.0f} us",
+                               *(f"{label}, worst (median)" for label in RATIOS.values()),
+                               "profile(runs=20) / 20 plain runs"])
+    notes = []
     for name, (model, inputs) in workloads(device).items():
         with torch.no_grad():
             c = explorer.compile(model, *inputs)
@@ -94,12 +102,13 @@ def main() -> None:
             cost = overhead(c)
         row: dict = {"kernels": [], "profile_overhead": cost, "total_ms": p.total_ms,
                      "unattributed_ms": p.unattributed_ms}
-        print(f"\n{name} on {device}: {len(p.kernel_ms)} kernels, {p.total_ms:.3f} ms per run, "
-              f"{p.unattributed_ms:.3f} ms unattributed, profile(runs=20) costs {cost:.2f}x 20 plain runs")
+        notes.append(f"{name} on {device}: {len(p.kernel_ms)} kernels, {p.total_ms:.3f} ms per run, "
+                     f"{p.unattributed_ms:.3f} ms unattributed, profile(runs=20) costs {cost:.2f}x 20 plain runs")
+        print(f"\n{notes[-1]}")
+        cells = ["" for _ in range(1 + len(RATIOS))]  # kernels >= MIN_US and the worst ratios: on the GPU only
         if device == "cuda":
             table = plain_table(c, 20)
-            print(f"{'kernel':<48}{'in place us':>12}{'bench/in place':>16}{'alone/in place':>16}"
-                  f"{'in place/profiler':>19}")
+            kernels = recording.Table(["kernel", "in place us", "bench/in place", "alone/in place", "in place/profiler"])
             for key, ref in p.kernels.items():
                 kernel = c.graph(ref.graph).kernel(ref.kernel)
                 in_place = p.kernel_ms[key]
@@ -110,20 +119,26 @@ def main() -> None:
                 r_own = in_place / own if own else None
                 row["kernels"].append({"kernel": key, "language": ref.language, "in_place_us": in_place * 1e3,
                                        "bench_ratio": r_bench, "alone_ratio": r_alone, "profiler_ratio": r_own})
-                print(f"{key[:46]:<48}{in_place * 1e3:>12.1f}{(r_bench or float('nan')):>16.3f}"
-                      f"{(r_alone or float('nan')):>16.3f}{(r_own or float('nan')):>19.3f}")
-            for ratio in ("bench_ratio", "alone_ratio", "profiler_ratio"):
+                kernels.add(key[:46], f"{in_place * 1e3:.1f}",
+                            *(f"{r:.3f}" if r else "" for r in (r_bench, r_alone, r_own)))
+            print(kernels.text())
+            cells = [sum(k["in_place_us"] >= MIN_US for k in row["kernels"])]
+            for ratio in RATIOS:
                 big = [k[ratio] for k in row["kernels"] if k[ratio] and k["in_place_us"] >= MIN_US]
                 worst = max(big, key=lambda r: abs(r - 1)) if big else None
                 row[f"worst_{ratio}"] = worst
                 print(f"worst {ratio} over {len(big)} kernels >= {MIN_US:.0f} us: "
                       + (f"{worst:.3f}" if worst else "n/a") + (f" (median {statistics.median(big):.3f})" if big else ""))
+                cells.append(f"{worst:.3f} ({statistics.median(big):.3f})" if big else "n/a")
         else:
             for key, ms in p.top_kernels(8):
                 print(f"  {key:<48}{ms * 1e3:>10.1f} us")
+        summary.add(name, *cells, f"{cost:.2f}x")
         figures[name] = row
+    print(f"\n{summary.text()}")
     if args.json:
         args.json.write_text(json.dumps({"device": device, "figures": figures}, indent=1))
+    recording.record(args, [summary], device=device, notes=notes)
 
 
 if __name__ == "__main__":

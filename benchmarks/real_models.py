@@ -21,14 +21,18 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-import explorer
-from compiler.io import trace as serialize
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
+from compiler.io import trace as serialize  # noqa: E402
 
 
 @dataclass
@@ -296,30 +300,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(MODELS), help="run only these models")
     parser.add_argument("--list", action="store_true", help="list the models and exit")
+    recording.add_argument(parser)
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(MODELS))
         return 0
     print(f"torch {torch.__version__}")
-    print(f"{'model':22} {'graphs':>6} {'match':>6} {'linked+explained/kernels':>25} {'shared':>6} {'round trip':>10} "
-          f"{'s':>6}")
-    failed = []
+    table = recording.Table(["model", "graphs", "matches eager", "linked + explained / kernels", "shared",
+                             "claimed twice", "round trip", "s"],
+                            align=["left", "right", "center", "right", "right", "right", "center", "right"])
+    notes, failed = [], []
+
+    def say(line: str) -> None:  # printed now, and a note of the record
+        print(line)
+        notes.append(line)
+
     for name in args.only or MODELS:
         result = run(name)
         if result.skipped:
-            print(f"{name:22} skipped: {result.skipped}")
+            say(f"{name} skipped: {result.skipped}")
             continue
-        covered = f"{result.linked}+{result.explained}/{result.kernels}"
-        print(f"{name:22} {result.graphs:>6} {str(result.matches):>6} {covered:>25} {result.shared:>6} "
-              f"{str(result.round_trip):>10} {result.seconds:>6.1f}")
+        table.add(name, result.graphs, "yes" if result.matches else "no",
+                  f"{result.linked} + {result.explained} / {result.kernels}", result.shared, len(result.overlaps),
+                  "yes" if result.round_trip else "no", f"{result.seconds:.1f}")
         for line in result.missing:
-            print(f"{'':22} missing: {line}")
+            say(f"{name} missing: {line}")
         for line in result.overlaps:
-            print(f"{'':22} claimed twice: {line}")
+            say(f"{name} claimed twice: {line}")
         if not result.ok:
             failed.append(name)
-    print("all models matched eager, round-tripped, had every kernel linked or explained and no node claimed by "
-          "two kernels without a reason" if not failed else f"FAILED: {', '.join(failed)}")
+    print(table.text())
+    verdict = ("all models matched eager, round-tripped, had every kernel linked or explained and no node claimed by "
+               "two kernels without a reason" if not failed else f"FAILED: {', '.join(failed)}")
+    say(verdict)
+    recording.record(args, [table], notes=notes)
     return 1 if failed else 0
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import widgets  # noqa: E402
+from benchmarks import recording  # noqa: E402
 
 SRC = "/home/user/project/transformer.py"
 
@@ -369,6 +370,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--marks", action="store_true",
                         help="print where the last first view spent its time (the views' performance marks, ms)")
+    recording.add_argument(parser)
     args = parser.parse_args()
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -411,8 +413,19 @@ def main() -> int:
                       f"open post-grad stage {r['open_stage_ms']:.0f} ms{size}")
                 if args.marks:
                     print("    " + ", ".join(f"{name} {ms:.0f}" for name, ms in r.get("marks", [])))
+    table = recording.Table(["post-grad nodes", "`c.to_html` s", "HTML MB", "static first view ms",
+                             "JupyterLab first view ms (runs)", "outline MB", "full FX part MB"])
+    for name, row in figures.items():
+        static, lab = row.get("static"), row.get("lab")  # None (an empty cell) under --no-browser, --no-lab
+        table.add(f"{row['post_grad_nodes']:,}" + ("" if name.endswith(" nodes") else f" ({name})"),
+                  f"{row['to_html_s']:.2f}", static and f"{static['html_mb']:.1f}",
+                  static and f"{static['first_view_ms']:.0f}",
+                  lab and f"{lab['first_view_ms']:.0f} ({', '.join(f'{x:.0f}' for x in lab['runs_ms'])})",
+                  f"{row['first_part_mb']:.2f}", f"{row['full_part_mb']:.2f}")
+    print(f"\n{table.text()}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
+    recording.record(args, [table])
     return 0
 
 

@@ -23,12 +23,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from compiler._torch import inductor_config  # noqa: E402
 from compiler.runs import replay  # noqa: E402
 from tests.workloads import TransformerBlock  # noqa: E402
 
 COLUMNS = ("plain s", "explorer s", "ratio", "run ms", "profile s", "profiled run ms", "unattributed %", "check s",
-           "save s", "json MB", "gz MB", "load s", "html s")
+           "save s", "JSON MB", "gz MB", "load s", "html s")
 
 
 def _timed(fn) -> tuple[float, object]:
@@ -74,7 +75,7 @@ def measure(layers: int, device: str, dim: int, tokens: int, batch: int, tmp: Pa
     html_s, _ = _timed(lambda: c.to_html(tmp / f"l{layers}.html"))
     return {"layers": layers, "nodes": sum(len(g.post_grad) for g in c.graphs), "kernels": len(c.kernels),
             "plain s": plain_s, "explorer s": explorer_s, "ratio": explorer_s / plain_s, "run ms": 1e3 * run_s / 10,
-            "profile s": profile_s, "profiled run ms": p.wall_ms, "unattributed %": 100 * p.unattributed_ms / p.total_ms, "check s": check_s, "save s": save_s, "json MB": path.stat().st_size / 1e6,
+            "profile s": profile_s, "profiled run ms": p.wall_ms, "unattributed %": 100 * p.unattributed_ms / p.total_ms, "check s": check_s, "save s": save_s, "JSON MB": path.stat().st_size / 1e6,
             "gz MB": packed.stat().st_size / 1e6, "load s": load_s, "html s": html_s}
 
 
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--batch", type=int, default=8)
+    recording.add_argument(parser)
     args = parser.parse_args()
     sizes = [int(n) for n in args.layers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,17 +94,22 @@ def main() -> None:
                torch.randn(1, 8, args.dim, device=args.device, requires_grad=True))
         rows = [measure(n, args.device, args.dim, args.tokens, args.batch, Path(tmp)) for n in sizes]
     name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
-    print(f"{name}, torch {torch.__version__}; training step of N blocks (d={args.dim}, {args.batch}x{args.tokens} "
-          "tokens), one run each")
-    print("| blocks | post-grad nodes | kernels | " + " | ".join(COLUMNS) + " |")
-    print("|" + " ---: |" * (3 + len(COLUMNS)))
+    setup = (f"{name}, torch {torch.__version__}; training step of N blocks (d={args.dim}, {args.batch}x{args.tokens} "
+             "tokens), one run each")
+    print(setup)
+    notes = [setup]
+    table = recording.Table(["blocks", "post-grad nodes", "kernels", *COLUMNS])
     for r in rows:
-        print(f"| {r['layers']} | {r['nodes']} | {r['kernels']} | "
-              + " | ".join(f"{r[c]:.3f}" if c == "ratio" else f"{r[c]:.2f}" for c in COLUMNS) + " |")
+        table.add(r["layers"], r["nodes"], r["kernels"],
+                  *(f"{r[c]:.3f}" if c == "ratio" else f"{r[c]:.2f}" for c in COLUMNS))
+    print(table.text())
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
-        print(f"growth from {first['layers']} to {last['layers']} blocks: nodes x{last['nodes'] / first['nodes']:.1f}; "
-              + ", ".join(f"{c} x{last[c] / first[c]:.1f}" for c in COLUMNS if c not in ("ratio", "unattributed %") and first[c]))
+        notes.append(f"growth from {first['layers']} to {last['layers']} blocks: nodes x{last['nodes'] / first['nodes']:.1f}; "
+                     + ", ".join(f"{c} x{last[c] / first[c]:.1f}" for c in COLUMNS
+                                 if c not in ("ratio", "unattributed %") and first[c]))
+        print(notes[-1])
+    recording.record(args, [table], device=args.device, notes=notes)
 
 
 if __name__ == "__main__":

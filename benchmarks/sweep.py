@@ -40,6 +40,7 @@ import torch  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 import explorer  # noqa: E402
+from benchmarks import recording  # noqa: E402
 from tests import workloads  # noqa: E402
 
 GRID = {"allow_buffer_reuse": [True, False], "inplace_buffers": [True, False], "loop_ordering_after_fusion": [True, False]}
@@ -81,6 +82,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--workers", type=int, help="workers of the 'every worker' sweeps (default: one per GPU)")
     parser.add_argument("--out", type=Path)
+    recording.add_argument(parser)
     args = parser.parse_args()
     explorer.progress.off()
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -90,7 +92,8 @@ def main() -> None:
     console = Console(width=230)
     name = torch.cuda.get_device_name() if device == "cuda" else "CPU"
     gpus = torch.cuda.device_count() if device == "cuda" else 0
-    console.print(f"{name}, {gpus} GPUs, torch {torch.__version__}; block dim {args.dim}, x {list(x.shape)}")
+    setup = f"{name}, {gpus} GPUs, torch {torch.__version__}; block dim {args.dim}, x {list(x.shape)}"
+    console.print(setup)
 
     def run(inputs: torch.Tensor, workers: int | None, keep_s: float) -> explorer.Sweep:
         result = explorer.sweep(model, inputs, grid=GRID, runs=args.runs, workers=workers, keep_workers=keep_s)
@@ -124,18 +127,39 @@ def main() -> None:
     stages = sorted({stage for r in one.rows for stage in r.stage_s})
     figures["point_stage_s_median"] = {stage: statistics.median(r.stage_s.get(stage, 0.0) for r in one.rows)
                                        for stage in stages}
-    console.print("inside a point (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in figures["point_stage_s_median"].items()))
+    notes = [setup, "inside a point (median s): "
+             + ", ".join(f"{k} {v:.2f}" for k, v in figures["point_stage_s_median"].items())]
     for label, many, single, ratio in (("starting their workers", every, one, "wall_ratio"),
                                        ("in workers kept idle", warm_every, warm_one, "warm_wall_ratio")):
-        console.print(f"{label}: {len(many.workers)} workers {many.wall_s:.1f} s, 1 worker {single.wall_s:.1f} s, "
-                      f"ratio {figures[ratio]:.2f}")
-    console.print(f"per point: plain compile + profile {figures['plain_per_point_s']:.2f} s; inside the worker (median) "
-                  f"{figures['point_wall_s_median']:.2f} s; 1-worker sweep wall / points "
-                  f"{figures['one_worker_per_point_s']:.2f} s (ratio {figures['one_worker_per_point_ratio']:.2f})")
-    console.print(f"at a quarter of the length: plain {figures['plain_shortest_per_point_s']:.2f} s; kept worker, wall / points "
-                  f"{figures['warm_one_worker_per_point_s']:.2f} s (ratio {figures['warm_one_worker_per_point_ratio']:.2f})")
+        notes.append(f"{label}: {len(many.workers)} workers {many.wall_s:.1f} s, 1 worker {single.wall_s:.1f} s, "
+                     f"ratio {figures[ratio]:.2f}")
+    for note in notes[1:]:
+        console.print(note)
+
+    def workers(result: explorer.Sweep, kind: str = "") -> str:
+        """'1 worker', '2 kept workers on the one GPU'."""
+        n = len(result.workers)
+        return f"{n} {kind}worker" + ("s" if n > 1 else "") + (" on the one GPU" if n > 1 and gpus == 1 else "")
+
+    table = recording.Table(["", "wall s", "per point s", "/ plain"])
+    table.add(f"plain `explorer.compile` + `c.profile()` in a warm process (mean of {len(plain)})", "",
+              f"{figures['plain_per_point_s']:.2f}", "1.00")
+    table.add(f"a point inside its worker (median of `row.wall_s`, {workers(one)})", "",
+              f"{figures['point_wall_s_median']:.2f}",
+              f"{figures['point_wall_s_median'] / figures['plain_per_point_s']:.2f}")
+    table.add(f"sweep, {workers(one)}, started for it", f"{one.wall_s:.1f}", f"{figures['one_worker_per_point_s']:.2f}",
+              f"{figures['one_worker_per_point_ratio']:.2f}")
+    table.add(f"sweep, {workers(every)}, started for it", f"{every.wall_s:.1f}", f"{every.wall_s / points:.2f}", "")
+    table.add(f"at a quarter of the length: plain (mean of {len(plain_shortest)})", "",
+              f"{figures['plain_shortest_per_point_s']:.2f}", "1.00")
+    table.add(f"at a quarter of the length: sweep, {workers(warm_one, 'kept ')}", f"{warm_one.wall_s:.1f}",
+              f"{figures['warm_one_worker_per_point_s']:.2f}", f"{figures['warm_one_worker_per_point_ratio']:.2f}")
+    table.add(f"at half the length: sweep, {workers(warm_every, 'kept ')}", f"{warm_every.wall_s:.1f}",
+              f"{warm_every.wall_s / points:.2f}", "")
+    print(table.text())
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1))
+    recording.record(args, [table], device=device, notes=notes)
 
 
 if __name__ == "__main__":

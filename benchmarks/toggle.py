@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from benchmarks import recording  # noqa: E402
 from explorer import Session  # noqa: E402
 from tests import workloads  # noqa: E402
 
@@ -30,6 +31,7 @@ TOGGLE = "emulate_precision_casts"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    recording.add_argument(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
     x = torch.randn(64, 128)
@@ -50,12 +52,18 @@ def main() -> None:
                 times[name].append(view.last_seconds)
     cached_s = statistics.median(times["cached"])
     recompile_s = statistics.median(times["recompile"])
-    print(f"workload: bf16_roundtrip on {tuple(x.shape)}, toggling {TOGGLE} ({torch.__version__}, CPU)")
-    print(f"served from the session : median {cached_s * 1000:8.1f} ms over {len(times['cached'])} switches "
-          f"(max {max(times['cached']) * 1000:.1f} ms)")
-    print(f"real recompile          : median {recompile_s * 1000:8.1f} ms over {len(times['recompile'])} switches")
-    print(f"ratio recompile / cached: {recompile_s / cached_s:.0f}x; cached under 0.2 s: {max(times['cached']) < 0.2}")
+    workload = f"workload: bf16_roundtrip on {tuple(x.shape)}, toggling {TOGGLE} ({torch.__version__}, CPU)"
+    print(workload)
+    table = recording.Table(["mode", "median ms", "switches"])
+    table.add("served from the session", f"{cached_s * 1000:.1f}", len(times["cached"]))
+    table.add("real recompile", f"{recompile_s * 1000:.1f}", len(times["recompile"]))
+    print(table.text())
+    slowest = max(times["cached"])
+    ratio = (f"ratio recompile / cached: {recompile_s / cached_s:.0f}x; cached under 0.2 s: {slowest < 0.2} "
+             f"(max {slowest * 1000:.1f} ms)")
+    print(ratio)
     print(f"entries compiled: cached session {len(cached)}, uncached session {len(uncached)}")
+    recording.record(args, [table], notes=[workload, ratio])
 
 
 if __name__ == "__main__":

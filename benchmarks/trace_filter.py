@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     explorer.progress.off()
     loads = workloads(args.device, args.layers)
-    fn, inputs, backward = loads["transformer_block"]
+    fn, inputs, backward = loads["transformer block"]
     timed("explorer", fn, inputs, backward)
     timed("plain", fn, inputs, backward)
     fn, inputs, backward = loads[f"{args.layers} blocks, train"]
