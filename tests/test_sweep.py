@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import statistics
+import time
 
 import pytest
 import torch
@@ -192,7 +194,44 @@ def test_a_worker_waits_idle_for_the_next_sweep_and_exits_when_its_time_is_up(tm
             run(keep=bad)
 
 
+def gelu_gate_sum(x, w):
+    h = x @ w
+    return (torch.nn.functional.gelu(h) * torch.sigmoid(h)).sum(-1)
+
+
+def _plain_ms(fn, *args, calls: int) -> float:
+    """Plain torch.compile in this process, timed as a loop calls it: the median of 5 loops of ``calls``."""
+    compiled = torch.compile(fn)
+    for _ in range(3):
+        compiled(*args)
+    loops = []
+    for _ in range(5):
+        began = time.perf_counter()
+        for _ in range(calls):
+            compiled(*args)
+        loops.append((time.perf_counter() - began) * 1e3 / calls)
+    torch._dynamo.reset()
+    return statistics.median(loops)
+
+
+def test_run_ms_is_a_call_as_the_program_sees_it():
+    """run_ms was the profiled run's wall time, in a worker given its share of the cores (one of two
+    workers: 1 thread on 2 cores): 1.4-2.2x a call of plain torch.compile here."""
+    torch.manual_seed(0)
+    x, w = torch.randn(1024, 512), torch.randn(512, 512)
+    with torch.no_grad():
+        result = explorer.sweep(gelu_gate_sum, x, w, configs=[{}], runs=20, check=False, keep_workers=0)
+        plain = _plain_ms(gelu_gate_sum, x, w, calls=20)
+    row = result.rows[0]
+    assert row.status == "ok", row.error
+    assert row.threads == torch.get_num_threads()  # the caller's thread count, not the worker's share
+    assert 0.5 < row.run_ms / plain < 1.35, (row.run_ms, plain)
+    assert row.device_ms is not None and row.stage_s["time"] > 0
+
+
 def test_bad_requests_fail_before_any_worker(monkeypatch):
+    with pytest.raises(SweepError, match=r"threads must be an int >= 1 \(CPU threads per point\), got 0"):
+        explorer.sweep(matmul_relu, torch.randn(2, 2), configs=[{}], threads=0)
     with pytest.raises(SweepError, match="unknown toggle 'max_autotun'"):
         explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotun": [True]})
     with pytest.raises(SweepError, match="either grid"):

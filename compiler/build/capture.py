@@ -14,7 +14,7 @@ import torch
 
 from .._torch import backend as _backend
 from .._torch import (compile_ids, dynamo_codes, environment, errors, hooks, inductor_config, memory_estimate,
-                      scheduler_ir, structured_trace, timing, wrapper_fx, wrapper_ir)
+                      scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from ..model import progress
 from ..model.compilation import Compilation
@@ -34,9 +34,11 @@ _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 class _Recorder:
     """Receives every hook call of one capture and keeps the raw records in order."""
 
-    def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None) -> None:
+    def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None,
+                 dynamic: bool | None = None) -> None:
         self.settings = settings
         self.device = device
+        self.dynamic = dynamic  # torch.compile's dynamic=, applied while compiling only (_torch/shape_mode.py)
         self.trace_dir = trace_dir
         self.log_path: Path | None = None  # the TORCH_TRACE log written to trace_dir
         self.active = True
@@ -79,7 +81,7 @@ class _Recorder:
             on_operation_lowered=self.on_operation_lowered,
         ), structured_trace.on_trace_records(
             self.on_trace_record, self.trace_dir, self.log_path, reads=READS, payloads=PAYLOADS,
-        ) as path:
+        ) as path, shape_mode.compiling_with(self.dynamic):
             self.log_path = path
             yield
 
@@ -356,10 +358,10 @@ def capture(
 def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...], config: Mapping[str, Any] | None,
              settings: dict[str, Any], backward: bool, dynamic: bool | None, kwargs: Mapping[str, Any] | None,
              trace_dir: str | Path | None) -> Compilation:
-    recorder = _Recorder(settings, device, trace_dir)
+    recorder = _Recorder(settings, device, trace_dir, dynamic)
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
     progress.step(recorder.stage)
-    compiled = torch.compile(entry, backend=recorder.backend, dynamic=dynamic)
+    compiled = torch.compile(entry, backend=recorder.backend)  # dynamic: patched while compiling (recorder)
     with dynamo_codes.forgotten_unless_held(recorder.codes, recorder.held):
         return _run_and_collect(recorder, compiled, name, device, target, inputs, config, settings, backward,
                                 kwargs)

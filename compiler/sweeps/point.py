@@ -1,4 +1,8 @@
-"""One point of a sweep, run inside a worker: capture, profile, peak memory, numerics, trace.
+"""One point of a sweep, run inside a worker: capture, time a call, profile, peak memory, numerics, trace.
+
+``run_ms`` is a call as the user's program sees it (back-to-back calls, compiler/runs/call_time.py), on
+the CPU with the calling process's thread count unless the sweep sets one; ``device_ms`` is the time
+in the compiled graphs' kernels per run, from the profile.
 
 The trace leaves each kernel's Triton IR as the capture copied it (SCHEMA.md, "Raw kernel IR"): its
 SASS and line maps are built where the point is opened, when a kernel's IR is first read, or when the
@@ -26,6 +30,7 @@ from ..model import progress
 from ..build.capture import capture
 from ..model.errors import CompileError
 from ..runs import replay
+from ..runs.call_time import call_ms
 from ..io.trace import to_json
 from ..build.toggles import ToggleError
 from . import payload
@@ -87,7 +92,6 @@ def measures(c: Any) -> dict[str, Any]:
     compared = report is not None and any(k.ok is not None for k in report.kernels.values())
     return {
         "compile_s": c.timings.get("total"),
-        "run_ms": prof.wall_ms if prof else None,
         "device_ms": prof.total_ms if prof else None,
         "planned_peak_bytes": planned_peak(c),
         "max_error": max(errors) if errors else None,
@@ -119,6 +123,9 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
 
     try:
         device = worker_device()
+        if device == "cpu" and options.get("threads"):
+            torch.set_num_threads(options["threads"])
+        row["threads"] = torch.get_num_threads() if device == "cpu" else None
         key = hash(data)
         if key not in _LOADED:
             _LOADED.clear()
@@ -130,6 +137,8 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
             compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
                                   progress_display=_stage_display(enter))
+        enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
+        row["run_ms"] = call_ms(compilation, calls=options.get("runs", 10), warmup=options.get("warmup", 2))
         enter("profile")
         compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
         enter("memory")

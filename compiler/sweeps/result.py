@@ -37,8 +37,9 @@ class SweepRow:
     stage: str | None = None  # where a failed point stopped: toggles, tracing, lowering, ..., profile, worker
     error: str | None = None
     compile_s: float | None = None
-    run_ms: float | None = None  # wall time per run of the compiled function (c.profile().wall_ms)
-    device_ms: float | None = None  # time in the compiled graphs per run (c.profile().total_ms)
+    run_ms: float | None = None  # wall time of one call in a loop of back-to-back calls (runs/call_time.py)
+    device_ms: float | None = None  # time in the compiled graphs' kernels per run (c.profile().total_ms)
+    threads: int | None = None  # CPU threads the point ran with (None on the GPU)
     peak_bytes: int | None = None  # measured peak of one run on the GPU
     planned_peak_bytes: int | None = None  # the largest planned peak of a graph (g.memory)
     max_error: float | None = None  # the largest max relative error of a kernel against eager

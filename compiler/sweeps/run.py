@@ -85,14 +85,16 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
           configs: Sequence[Mapping[str, Any]] | None = None, shapes: Sequence[Any] | None = None,
           input_sets: Sequence[Sequence[Any]] | None = None, backward: bool = False, runs: int = 10, warmup: int = 2,
           check: bool = True, engine: str = "local", workers: int | None = None, address: str | None = None,
+          threads: int | None = None,
           keep_workers: float = KEEP_WORKERS_S, progress_display: progress.Display | bool | None = None) -> Sweep:
     """Compile ``target(*inputs)`` at every point of a sweep, each in a worker process, and table the results.
 
     Points are the configurations of ``grid`` (a dict of toggle -> values, crossed) or ``configs`` (a
     list of dicts), on each input set of ``shapes`` (new random tensors like the example inputs) or
     ``input_sets`` (argument tuples). Each point is captured with its toggles, profiled (``runs`` runs
-    after ``warmup``), its peak memory measured (GPU) and, with ``check``, its numerics checked against
-    eager. ``engine="local"`` runs one worker per GPU (``workers`` of them when given; 2 on CPU);
+    after ``warmup``), timed as a program calls it (``row.run_ms``: ``runs`` back-to-back calls; CUDA
+    events on the GPU; on the CPU with ``threads`` threads, by default as many as this process uses),
+    its peak memory measured (GPU) and, with ``check``, its numerics checked against eager. ``engine="local"`` runs one worker per GPU (``workers`` of them when given; 2 on CPU);
     ``engine="ray"`` or ``address=`` runs the points as Ray tasks. Local workers wait ``keep_workers``
     seconds idle for the next sweep, which then starts without importing torch again (0: they exit with
     this sweep; ``explorer.close_sweep_workers()`` stops them). A point that fails (compile error,
@@ -104,10 +106,13 @@ def sweep(target: Any, *inputs: Any, grid: Mapping[str, Sequence[Any]] | None = 
     points = points_of(found, sets)
     if not isinstance(runs, int) or runs < 1 or not isinstance(warmup, int) or warmup < 0:
         raise SweepError(f"runs must be an int >= 1 and warmup an int >= 0, got runs={runs!r}, warmup={warmup!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise SweepError(f"threads must be an int >= 1 (CPU threads per point), got {threads!r}")
     gpu = _on_gpu(target, sets)
     data = payload.pack(target, sets)
     runner = _engine(engine, gpu, workers, address, keep_workers)
-    options = {"backward": backward, "runs": runs, "warmup": warmup, "check": check, "grad_enabled": torch.is_grad_enabled()}
+    options = {"backward": backward, "runs": runs, "warmup": warmup, "check": check, "grad_enabled": torch.is_grad_enabled(),
+               "threads": threads or torch.get_num_threads()}
     rows = [SweepRow(p.index, dict(p.config), p.input_set, p.shapes) for p in points]
     traces: list[str | None] = [None] * len(points)
     result = Sweep(function=_name(target), device="cuda" if gpu else "cpu", engine=runner.name, rows=rows,
