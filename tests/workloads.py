@@ -213,3 +213,19 @@ def doubling_loop(x: torch.Tensor) -> torch.Tensor:
         return i + 1, v.sin() * 2
 
     return torch.while_loop(keep_going, body, (torch.zeros((), dtype=torch.int64), x))[1]
+
+
+def kernel_mix(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """One kernel of each kind a reproducer meets: a matmul whose epilogue is fused with a reduction, a
+    scan (an ATen call on CPU, a Triton scan kernel on CUDA) and a pointwise kernel updating its input."""
+    y = torch.nn.functional.gelu(x @ w + b)
+    total = y.sum(-1)
+    running = torch.cumsum(y, dim=1)
+    return total, running * 2, torch.sin(x) + 1
+
+
+def rmsnorm_gate_cumsum(x, weight):
+    """RMSNorm, a SiLU gate and a cumsum: a launch-bound GPU program at sub-millisecond sizes in fp16."""
+    normed = x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * weight
+    gate, up = normed.chunk(2, dim=-1)
+    return torch.cumsum(torch.nn.functional.silu(gate) * up, dim=-1)

@@ -67,6 +67,7 @@ class Action(Generic[F]):
 run_compiled: Action[Callable[..., Any]] = Action("c.run()", "runs")
 bench_kernel: Action[Callable[..., Any]] = Action("k.bench()", "runs")
 edit_kernel: Action[Callable[..., Any]] = Action("k.edit()", "runs")
+repro_kernel: Action[Callable[..., Any]] = Action("k.repro()", "runs")
 bench_compilation: Action[Callable[..., Any]] = Action("c.bench()", "runs")
 profile: Action[Callable[..., Any]] = Action("c.profile()", "runs")
 check_numerics: Action[Callable[..., Any]] = Action("c.check_numerics()", "runs")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import sympy
@@ -154,6 +155,27 @@ class Kernel(Rendered):
         """Compile ``new_source`` (an edited copy of ``source``) in a worker process, run it on the
         original's inputs, compare outputs and bench both. Errors come back in the result."""
         return slots.edit_kernel(self, new_source, bench=bench)
+
+    def repro(self, path: str | Path, *, inputs: str = "captured", source: str | None = None,
+              overwrite: bool = False) -> Path:
+        """Write a standalone reproducer of this kernel to ``path`` (a Python script needing only torch,
+        and triton for a Triton kernel) and, beside it, ``<stem>.pt`` with the tensors it checks against.
+
+        The script holds the kernel's source (a Triton kernel's autotuned config pinned), launches it
+        once, compares what it wrote with the outputs of the captured run, and exits 0 when they match,
+        1 printing the largest error when not; ``--bench`` also times it. Its header says where the
+        kernel came from: model, compile id, FX nodes, your lines, torch/Triton versions, toggles.
+
+        ``inputs="captured"``: the kernel's arguments as they were at its first launch (the compiled
+        program runs once to take them; a warning names their size past 256 MB). ``inputs="random"``:
+        seeded random tensors of the same shapes, strides, dtypes and devices, made by the script (a
+        small file; the outputs saved are the original kernel's on those tensors). A kernel of a loaded
+        trace has no live inputs: its reproducer uses random inputs and, with no outputs to check, only
+        runs (a warning says so). ``source``: an edited source (as given to ``edit``), checked against
+        the original kernel's outputs. An existing file is replaced only with ``overwrite=True``.
+        Extern kernels (an ATen call such as mm) raise ``ValueError``: there is no generated code to
+        reproduce."""
+        return slots.repro_kernel(self, Path(path), inputs=inputs, source=source, overwrite=overwrite)
 
     def counters(self) -> Any:
         """This kernel's hardware counters (Nsight Compute, see ``Compilation.counters``); the report is

@@ -155,21 +155,6 @@ class _Observer:
         return result
 
 
-def _clone_input(value: Any) -> Any:
-    """A copy the compiled function accepts under the same guards (requires_grad kept)."""
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone().requires_grad_(value.requires_grad)
-    return value
-
-
-def _module_state(target: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """(tensor, copy) of every parameter and buffer of a module target, to put back after the run."""
-    if not isinstance(target, torch.nn.Module):
-        return []
-    tensors = list(target.parameters()) + list(target.buffers())
-    return [(t, t.detach().clone()) for t in tensors]
-
-
 def _substitutions(c: Any, edits: Mapping[Any, str] | None) -> dict[tuple[str, str], Any]:
     """(graph, kernel) -> the edited kernel object, each edit first checked in a worker process."""
     out: dict[tuple[str, str], Any] = {}
@@ -207,19 +192,16 @@ def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, l
         namespaces.append((namespace, {n: f"{graph.id}/{n}" for n in names}))
         prefixes[id(namespace)] = f"{graph.id}/extern:"
         graph_labels.append((graph.compiled_fn, graph.id))
-    state = _module_state(c.target)
-    inputs = tuple(_clone_input(x) for x in c.example_inputs)
+    inputs = tuple(replay.clone_input(x) for x in c.example_inputs)
     try:
-        with kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
+        with replay.module_state_kept(c.target), \
+                kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
                 kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes):
             replay.runner(c, inputs)()
             replay.synchronize(c.device)
     finally:
         for namespace, name, original in originals:
             namespace[name] = original
-        with torch.no_grad():
-            for tensor, saved in state:
-                tensor.copy_(saved)
     return observer, [f"{g}/{k}" for g, k in substitutes]
 
 

@@ -126,19 +126,63 @@ def run_again(c: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
     """A function that runs ``c`` once as captured (forward, and backward when captured) and returns the
     outputs; on ``inputs`` (e.g. clones) instead of the example inputs when given."""
-    mode = grad_mode(c)
-    args = c.example_inputs if inputs is None else inputs
-    leaves = _leaves(c, args) if c.backward else []
+    step = _step(c, inputs)
 
     def run() -> Any:
-        with torch.set_grad_enabled(mode), captured_only(c, args):
-            outputs = c.compiled(*args, **(c.call_kwargs or {}))
-            roots = grad_roots(outputs) if c.backward else []
-            if roots and leaves:
-                torch.autograd.grad(roots, leaves, [torch.ones_like(r) for r in roots], allow_unused=True)
-        return outputs
+        with as_captured(c, inputs):
+            return step()
 
     return run
+
+
+def step(c: Any) -> Callable[[], Any]:
+    """One call of the captured program on the example inputs with nothing around it: for loops that enter
+    ``as_captured(c)`` once (timing back-to-back calls)."""
+    return _step(c, None)
+
+
+@contextlib.contextmanager
+def as_captured(c: Any, inputs: tuple[Any, ...] | None = None) -> Iterator[None]:
+    """The capture's grad mode, and only what it captured may run (``captured_only``)."""
+    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, c.example_inputs if inputs is None else inputs):
+        yield
+
+
+def _step(c: Any, inputs: tuple[Any, ...] | None) -> Callable[[], Any]:
+    args = c.example_inputs if inputs is None else inputs
+    leaves = _leaves(c, args) if c.backward else []
+    kwargs = c.call_kwargs or {}
+
+    def call() -> Any:
+        outputs = c.compiled(*args, **kwargs)
+        roots = grad_roots(outputs) if c.backward else []
+        if roots and leaves:
+            torch.autograd.grad(roots, leaves, [torch.ones_like(r) for r in roots], allow_unused=True)
+        return outputs
+
+    return call
+
+
+def clone_input(value: Any) -> Any:
+    """A copy the compiled function accepts under the same guards (requires_grad kept): a run on clones
+    leaves the user's inputs as they were."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    return value
+
+
+@contextlib.contextmanager
+def module_state_kept(target: Any) -> Iterator[None]:
+    """Put every parameter and buffer of a module target back as it was when the block exits (a run
+    updates running statistics, and may update weights in place)."""
+    tensors = list(target.parameters()) + list(target.buffers()) if isinstance(target, torch.nn.Module) else []
+    saved = [(t, t.detach().clone()) for t in tensors]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for tensor, copy in saved:
+                tensor.copy_(copy)
 
 
 def synchronize(device: str) -> None:
