@@ -34,3 +34,24 @@ def test_a_wrong_edit_is_caught_and_the_original_kernel_kept():
     assert edited.kernels[kernel.id].max_rel > 0.1
     assert c.check_numerics().ok  # the compiled program runs the original kernel again
     torch.testing.assert_close(c.run(), workloads.reduction_with_pointwise(x))
+
+
+def test_an_edit_runs_inside_the_whole_program_and_the_original_comes_back():
+    x = torch.randn(1024, 512, device="cuda")
+    c = explorer.compile(workloads.reduction_with_pointwise, x)
+    (kernel,) = [k for k in c.kernels if k.language == "triton"]
+    before = c.run().clone()
+    with c.with_edits({kernel: gpu_edits.wrong(kernel.source)}) as edited:
+        assert edited == [f"{kernel.graph.id}/{kernel.id}"]
+        changed = c.run().clone()
+        profile = c.profile(runs=3, warmup=1)
+        report = c.check_numerics()
+    assert not torch.allclose(changed, before)
+    assert profile.ms(kernel) > 0  # the edited kernel's time, attributed to the kernel it replaced
+    assert report.first_divergent == kernel.id
+    assert torch.equal(c.run(), before)  # the original is back
+    with c.with_edits({kernel.id: gpu_edits.equivalent(kernel.source)}):
+        torch.testing.assert_close(c.run(), before)
+    with pytest.raises(ValueError, match="does not run"), c.with_edits({kernel: gpu_edits.syntax_error(kernel.source)}):
+        pass
+    assert torch.equal(c.run(), before)

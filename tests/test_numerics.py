@@ -212,3 +212,20 @@ def test_kernels_table_marks_the_first_divergent_kernel_and_sorts_by_error(cance
     assert worst.id == report.first_divergent and worst.first_divergent and worst.ok is False
     assert worst.max_rel == report.kernels[report.first_divergent].max_rel
     assert [r.first_divergent for r in rows].count(True) == 1 and all(r.ms is None for r in rows)
+
+
+def test_with_edits_says_what_cannot_be_edited_and_keeps_the_program(reduction_compilation):
+    c, (x,) = reduction_compilation
+    before = c.run().clone()
+    (kernel,) = [k for k in c.kernels if k.language == "cpp"]
+    with pytest.raises(ValueError, match=f"with_edits: {kernel.id} is a cpp kernel; only Triton kernels can be "
+                                         r"edited in place \(k.repro\(path, source=...\)"):
+        with c.with_edits({kernel: kernel.source}):
+            pass
+    with pytest.raises(KeyError, match="with_edits: no kernel 'cpp_fused_sum_9'"):
+        with c.with_edits({"cpp_fused_sum_9": "..."}):
+            pass
+    with pytest.raises(ValueError, match="needs at least one edit"):
+        with c.with_edits({}):
+            pass
+    assert torch.equal(c.run(), before)

@@ -143,6 +143,14 @@ class Compilation(Rendered):
         self.numerics.append(report)
         return report
 
+    def with_edits(self, edits: Any) -> Any:
+        """``with c.with_edits({kernel or id: edited source}):`` runs the whole program with edited Triton
+        kernels in place of the originals: ``c.run()``, ``c.profile()`` and ``c.check_numerics()`` inside
+        the block show whether the fix keeps the model correct and what it saves end to end. Each edit is
+        checked in a worker process first (``k.edit``); the originals are back when the block exits.
+        The block's value is the list of edited kernels (``graph/kernel``)."""
+        return slots.with_edits(self, edits)
+
     def counters(self, kernels: Any = None, top: int = 10) -> Any:
         """Hardware counters (Nsight Compute) of Triton kernels: per kernel the speed-of-light throughputs,
         bandwidths, occupancy, resources and what bounds it; per kernel line the warp stalls by reason,
@@ -153,6 +161,12 @@ class Compilation(Rendered):
         report = slots.counters(self, kernels=kernels, top=top)
         self.counter_reports.append(report)
         return report
+
+    def repro(self, directory: str | Path, *, overwrite: bool = False) -> list[Path]:
+        """Write a standalone reproducer of each Dynamo graph into ``directory``: ``<graph id>.py`` and
+        ``.pt`` of its forward or inference graph (a graph break makes two), as ``GraphCapture.repro``.
+        Returns the scripts' paths."""
+        return slots.repro_compilation(self, Path(directory), overwrite=overwrite)
 
     def features(self, system: str | None = None) -> list[Any]:
         """What each Inductor system did here (``compiler.model.features.SYSTEMS``), every graph, in order."""

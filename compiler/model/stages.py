@@ -143,6 +143,10 @@ class Kernel(Rendered):
     ir: Any = None  # KernelIR (compiler/model/kernel_ir.py): Triton's IR stages of the chosen binary, GPU only
     graph: Any = field(default=None, compare=False)  # the GraphCapture holding this kernel
 
+    def __hash__(self) -> int:
+        """Kernels key dicts (``c.with_edits({k: source})``); equal kernels share an id."""
+        return hash(self.id)
+
     @property
     def lines(self) -> list[str]:
         return self.source.splitlines()
@@ -268,6 +272,19 @@ class GraphCapture(Rendered):
                 return k
         ids = [k.id for k in self.kernels]
         raise KeyError(f"no kernel {key!r}{did_you_mean(key, ids + [k.name for k in self.kernels])}; kernels: {ids}")
+
+    def repro(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write a standalone reproducer of this graph to ``path`` (a Python script needing only torch) and,
+        beside it, ``<stem>.pt`` with the graph's inputs in the captured run and its eager outputs.
+
+        The script holds the Dynamo FX graph as a ``torch.nn.Module``, recompiles it with
+        ``torch.compile(backend="inductor")`` under the capture's Inductor config, compares the outputs
+        with the saved eager ones and exits 0 when they match, 1 printing the largest error; it can be
+        filed as-is or handed to torch's minifier (its header says how). The inputs are taken by running
+        the compiled program once more. Backward graphs raise ``ValueError`` (reproduce the forward
+        graph); a loaded trace raises ``NotRunnableError`` (compile again). An existing file is replaced
+        only with ``overwrite=True``."""
+        return slots.repro_graph(self, Path(path), overwrite=overwrite)
 
     def loop_ir_node(self, name: str) -> LoopIRNode:
         for n in self.loop_ir:

@@ -26,10 +26,9 @@ import torch
 
 from .._torch import kernel_calls, runtime
 from ..model import kernel_io, slots
-from ..model.formatting import did_you_mean
 from ..model.keys import kernel_keys
 from ..model.numerics import BufferCheck, KernelNumerics, NumericsReport
-from . import reference, replay
+from . import reference, replay, substitution
 
 REFERENCES = ("eager", "float64")
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
@@ -155,54 +154,25 @@ class _Observer:
         return result
 
 
-def _substitutions(c: Any, edits: Mapping[Any, str] | None) -> dict[tuple[str, str], Any]:
-    """(graph, kernel) -> the edited kernel object, each edit first checked in a worker process."""
-    out: dict[tuple[str, str], Any] = {}
-    for key, source in (edits or {}).items():
-        kernel = key if not isinstance(key, str) else next((k for k in c.kernels if k.id == key), None)
-        if kernel is None:
-            ids = [k.id for k in c.kernels]
-            raise KeyError(f"check_numerics(edits=...): no kernel {key!r}{did_you_mean(key, ids)}; kernels: {ids}")
-        if kernel.language not in ("triton", "template"):
-            raise ValueError(f"check_numerics(edits=...): {kernel.id} is a {kernel.language} kernel; "
-                             "only Triton kernels can be edited")
-        result = kernel.edit(source, bench=False)
-        if not result.ok:
-            raise ValueError(f"the edit of {kernel.id} does not run ({result.stage}: {result.error}); "
-                             "fix it (kernel.edit(source) shows the error) before checking numerics with it")
-        module = runtime.load_kernel_module(source)
-        out[(kernel.graph.id, kernel.id)] = getattr(module, kernel.name)
-    return out
-
-
 def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, list[str]]:
     observer = _Observer(c)
-    substitutes = _substitutions(c, edits)
+    found = substitution.substitutes(c, edits, "check_numerics(edits=...)")
     namespaces, prefixes, graph_labels = [], {}, []
-    originals: list[tuple[dict[str, Any], str, Any]] = []
     for graph in c.graphs:
         if graph.compiled_fn is None:
             continue
         names = [k.name for k in graph.kernels if k.language != "extern"]
         namespace = runtime.wrapper_globals(graph.compiled_fn, names + ["extern_kernels"])
-        for kernel in graph.kernels:
-            if (graph.id, kernel.id) in substitutes and kernel.name in namespace:
-                originals.append((namespace, kernel.name, namespace[kernel.name]))
-                namespace[kernel.name] = substitutes[(graph.id, kernel.id)]
         namespaces.append((namespace, {n: f"{graph.id}/{n}" for n in names}))
         prefixes[id(namespace)] = f"{graph.id}/extern:"
         graph_labels.append((graph.compiled_fn, graph.id))
     inputs = tuple(replay.clone_input(x) for x in c.example_inputs)
-    try:
-        with replay.module_state_kept(c.target), \
-                kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
-                kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes):
-            replay.runner(c, inputs)()
-            replay.synchronize(c.device)
-    finally:
-        for namespace, name, original in originals:
-            namespace[name] = original
-    return observer, [f"{g}/{k}" for g, k in substitutes]
+    with substitution.swapped(c, found) as edited, replay.module_state_kept(c.target), \
+            kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
+            kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes):
+        replay.runner(c, inputs)()
+        replay.synchronize(c.device)
+    return observer, edited
 
 
 # ------------------------------------------------------------------------------------------ the report

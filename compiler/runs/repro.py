@@ -115,7 +115,7 @@ def _output_names(kernel: Any, wrapper: str) -> dict[int, str]:
     return {position: f"{params[position]} ({buffer})" for position, buffer in sorted(calls[0].outputs.items())}
 
 
-def _snapshot(value: Any) -> Any:
+def snapshot(value: Any) -> Any:
     """A copy of a tensor argument with the same shape and strides (overlaps and gaps kept: the kernel
     indexes memory with the strides it was compiled for), on storage of its own; other values as they are."""
     if not isinstance(value, torch.Tensor):
@@ -147,11 +147,11 @@ def _run_once(kernel: Any, written: list[int], inputs: str) -> tuple[list[Any], 
     def observe(label: str, invoke: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if seen:
             return invoke()
-        seen["inputs"] = [_snapshot(a) for a in args]
+        seen["inputs"] = [snapshot(a) for a in args]
         seen["keywords"] = sorted(k for k in kwargs if k != "stream")
         result = invoke()
         positions = written or [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-        seen["outputs"] = {p: _snapshot(args[p]) for p in positions}
+        seen["outputs"] = {p: snapshot(args[p]) for p in positions}
         return result
 
     clones = tuple(replay.clone_input(x) for x in c.example_inputs)
