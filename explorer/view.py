@@ -9,6 +9,7 @@ puts the error in the status line and leaves the last good view in place.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from compiler import CompileError, ToggleError
@@ -16,6 +17,9 @@ from compiler.io.trace import SCHEMA, VERSION
 
 from . import settings
 from .diff import diff
+
+
+REPRO_DIR = Path("repros")  # where the view's "reproducer" button writes, under the working directory
 
 
 class SessionView:
@@ -41,6 +45,33 @@ class SessionView:
             self.set_toggle(str(action.get("name")), action.get("value"))
         elif action.get("type") == "select":
             self.show(int(action.get("index", -1)))
+        elif action.get("type") == "repro":
+            self.write_repro()
+
+    def write_repro(self) -> Path | None:
+        """The "reproducer" button: a standalone script of the selected kernel (``k.repro``), or of the
+        graph shown when no kernel is selected (``g.repro``), under ``repros/<compilation>/``; the
+        status line says where it went, or why there is none (an extern kernel, a loaded trace)."""
+        if self.entry is None:
+            return None
+        c = self.entry.compilation
+        selection = self.widget.selection or {}
+        try:
+            graph = c.graph(self.widget.graph) if self.widget.graph else c.graphs[0]
+            folder = REPRO_DIR / self.entry.name
+            if selection.get("kind") in ("kernel", "kernel_line"):
+                kernel = next((k for k in graph.kernels if k.id == selection.get("id")), None)
+                if kernel is None:
+                    raise KeyError(f"kernel {selection.get('id')!r} is not in graph {graph.id}")
+                path = kernel.repro(folder / f"{graph.id}_{kernel.id}.py", overwrite=True)
+            else:
+                path = graph.repro(folder / f"{graph.id}.py", overwrite=True)
+        except (ValueError, RuntimeError, KeyError, IndexError) as error:
+            message = error.args[0] if isinstance(error, KeyError) and error.args else error
+            self.widget.status = {"state": "error", "message": f"no reproducer: {message}"}
+            return None
+        self.widget.status = {"state": "idle", "message": f"wrote {path} and its inputs (run: python {path})"}
+        return path
 
     def set_toggle(self, name: str, value: Any) -> Any:
         """Switch one toggle: served from the session when compiled before, else recompiled."""

@@ -233,3 +233,29 @@ def test_a_notebook_that_compiled_exits_without_tracebacks(tmp_path):
                             cwd=str(Path(__file__).resolve().parent.parent))
     assert result.returncode == 0 and "compiled" in result.stdout, result.stderr[-3000:]
     assert "Exception ignored" not in result.stderr and "KeyError" not in result.stderr, result.stderr[-3000:]
+
+
+def test_the_reproducer_button_writes_the_selected_kernel_or_the_graph_shown(first_cell, session, tmp_path,
+                                                                             monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    entry, _ = first_cell
+    view = session.view(entry.index)
+    view.handle({"type": "repro"})  # nothing selected: the graph shown
+    status = view.widget.status
+    assert status["state"] == "idle" and status["message"].startswith(f"wrote repros/{entry.name}/g0.py"), status
+    generated = next(k for k in entry.compilation.kernels if k.language == "cpp")
+    view.widget.selection = {"kind": "kernel", "id": generated.id}
+    view.handle({"type": "repro"})
+    script = tmp_path / "repros" / entry.name / f"g0_{generated.id}.py"
+    assert script.exists() and str(script.relative_to(tmp_path)) in view.widget.status["message"]
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    extern = next(k for k in entry.compilation.kernels if k.language == "extern")
+    view.widget.selection = {"kind": "kernel", "id": extern.id}
+    view.handle({"type": "repro"})
+    assert view.widget.status["state"] == "error"
+    assert view.widget.status["message"].startswith("no reproducer:") and "extern" in view.widget.status["message"]
+    view.close()

@@ -7,6 +7,10 @@ C++ kernel; off again: served from the session cache), and a second cell the pan
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+
 import pytest
 
 from explorer.panel import PANEL_MIN_WIDTH_PX
@@ -34,10 +38,16 @@ def show_toggles(cell) -> None:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("panel-lab")
-    notebooks = tmp / "notebooks"
-    notebooks.mkdir()
+def notebooks(tmp_path_factory):
+    """The lab's root folder, where its kernels run (and write the reproducers)."""
+    folder = tmp_path_factory.mktemp("panel-lab") / "notebooks"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def page(notebooks):
+    tmp = notebooks.parent
     write_notebook(notebooks / "session.ipynb", CELLS)
     with lab_server(notebooks, tmp) as url, notebook_page(url, "session.ipynb") as page:
         run_cell(page, 0)
@@ -134,3 +144,18 @@ def test_toggle_round_trip_in_the_browser(page, tmp_path):
     out = cell_output(page, 4)
     assert out.count("'toggle'") == 1, out  # switching back compiled nothing new
     assert "emulate_precision_casts=True" in out
+
+
+def test_the_reproducer_button_writes_a_script_that_runs(page, notebooks):
+    """Cell 3's graph (the bf16 cell's compiled graph differs from eager by design: Inductor keeps the
+    intermediate in float32, so its script reports that mismatch)."""
+    run_cell(page, 3)
+    cell = page.locator(".jp-Cell").nth(3)
+    cell.locator(".ie-repro").click(timeout=150_000)
+    status = "document.querySelectorAll('.jp-Cell')[3].querySelector('.ie-status').textContent"
+    page.wait_for_function(f"() => /wrote repros|no reproducer/.test({status})", timeout=60_000)
+    text = cell.locator(".ie-status").inner_text()
+    assert "wrote repros/" in text, text
+    script = notebooks / re.search(r"wrote (\S+\.py)", text)[1]
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "match" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -52,7 +52,7 @@ def test_local_sweep_reports_every_point_and_the_failed_one(local_sweep):
     for row in result.rows[:3]:
         assert row.kernels >= 1 and row.graphs == 1 and row.ok is True and row.run_ms > 0 and row.compile_s > 0
         assert row.worker in ("w0", "w1") and row.planned_peak_bytes > 0
-        assert list(row.stage_s)[:3] == ["load", "compile", "profile"] and "trace" in row.stage_s
+        assert list(row.stage_s)[:4] == ["load", "compile", "time", "profile"] and "trace" in row.stage_s
         assert sum(row.stage_s.values()) == pytest.approx(row.wall_s, abs=0.01)  # where the point's time went
     assert {r.worker for r in result.rows} == {"w0", "w1"}  # two workers shared the points
     best = result.best

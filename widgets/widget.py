@@ -11,7 +11,7 @@ and the selection ({"kind": ..., "id": ..., "line": ...}).
 A session (explorer.Session) drives more of it: the toggle panel (`toggles`), the history picker
 (`history`, `current`), a status line (`status`: busy while recompiling, or the error of a failed
 recompile) and the diff against the previous compilation (`diff`). The browser asks for changes with
-custom messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"}) that `on_action`
+custom messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"} / {"type": "repro"}) that `on_action`
 hands to Python; the widget itself never compiles.
 """
 
@@ -91,7 +91,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         if content.get("type") == "part":
             self.send_part(str(content.get("key", "")), content.get("id"), content.get("revision"))
-        elif content.get("type") in ("toggle", "select"):
+        elif content.get("type") in ("toggle", "select", "repro"):
             for callback in list(self._actions):
                 callback(content)
 

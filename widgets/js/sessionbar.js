@@ -1,6 +1,6 @@
 // The session bar above the explorer view: the history of compilations, the
 // toggle panel, a status line and the diff against the previous compilation.
-// It only shows traits and sends requests ({type: "toggle"} / {type: "select"});
+// It only shows traits and sends requests ({type: "toggle"} / {type: "select"} / {type: "repro"});
 // Python compiles and pushes the new payload, diff and status back.
 
 import { h, clear } from "./dom.js";
@@ -58,6 +58,22 @@ function togglePanel(state, send) {
   );
 }
 
+function reproButton(state, send) {
+  if (!state.history.length) return null; // a session's view: Python can write files for it
+  const busy = state.status.state === "busy";
+  return h(
+    "button",
+    {
+      class: "ie-repro",
+      type: "button",
+      disabled: busy,
+      title: "write a standalone script of the selected kernel, or of the graph shown (repros/)",
+      onclick: () => send({ type: "repro" }),
+    },
+    "reproducer",
+  );
+}
+
 function statusLine(state) {
   const st = state.status || {};
   const kind = st.state || "idle";
@@ -108,7 +124,7 @@ export function renderSessionBar(el, state, send) {
   if (box && sameLayout && state.narrow) state = { ...state, togglesOpen: box.open };
   el.classList.toggle("ie-bar-narrow", Boolean(state.narrow));
   clear(el);
-  const parts = [historyPicker(state, send), togglePanel(state, send), statusLine(state), diffBlock(state)].filter(Boolean);
+  const parts = [historyPicker(state, send), togglePanel(state, send), reproButton(state, send), statusLine(state), diffBlock(state)].filter(Boolean);
   el.hidden = !(state.history.length || state.toggles.length || (state.diff && state.diff.summary) || (state.status && state.status.message));
   for (const p of parts) el.appendChild(p);
 }
