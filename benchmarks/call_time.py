@@ -21,27 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import explorer  # noqa: E402
 from benchmarks import recording  # noqa: E402
 from compiler.runs.call_time import call_ms  # noqa: E402
+from tests.plain_timing import plain_cuda_ms  # noqa: E402
 from tests.workloads import rmsnorm_gate_cumsum  # noqa: E402
-
-
-def plain_ms(fn, *args, calls: int = 500, loops: int = 3) -> float:
-    """Plain torch.compile timed as a program calls it: CUDA events around back-to-back calls, the
-    median of ``loops`` loops."""
-    compiled = torch.compile(fn)
-    for _ in range(3):
-        compiled(*args)
-    times = []
-    for _ in range(loops):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        for _ in range(calls):
-            compiled(*args)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    torch._dynamo.reset()
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -63,13 +44,13 @@ def main() -> None:
         for xs, c in zip(inputs, captured):
             plain, inside = [], []
             for _ in range(args.rounds):  # alternating, medians
-                plain.append(plain_ms(rmsnorm_gate_cumsum, *xs))
+                plain.append(plain_cuda_ms(rmsnorm_gate_cumsum, *xs))
                 inside.append(call_ms(c, calls=args.calls))
             before.append((statistics.median(plain), statistics.median(inside)))
         captured[0].profile(runs=args.calls)  # torch.profiler has now run in this process
         for (rows, cols), xs, c, row, (p, i) in zip(sizes, inputs, captured, sweep.rows, before):
             table.add(f"{rows}x{cols} fp16", f"{p:.4f}", f"{i:.4f}", f"{row.run_ms:.4f}", f"{i / p:.3f}",
-                      f"{row.run_ms / p:.3f}", f"{row.device_ms:.4f}", f"{plain_ms(rmsnorm_gate_cumsum, *xs):.4f}",
+                      f"{row.run_ms / p:.3f}", f"{row.device_ms:.4f}", f"{plain_cuda_ms(rmsnorm_gate_cumsum, *xs):.4f}",
                       f"{call_ms(c, calls=args.calls):.4f}")
     print(table.text())
     recording.record(args, [table], device="cuda", notes=[

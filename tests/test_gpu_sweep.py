@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import statistics
-
 import pytest
 import torch
 
 import explorer
 from tests import workloads
+from tests.plain_timing import plain_cuda_ms
 
 pytestmark = pytest.mark.gpu
 
@@ -26,26 +25,6 @@ def test_points_run_one_per_gpu_with_measured_peaks():
         assert result[row.index].device == "cuda"  # the point opens as a GPU compilation
 
 
-def _plain_ms(fn, *args, calls: int = 500, loops: int = 3) -> float:
-    """Plain torch.compile timed as a program calls it: CUDA events around back-to-back calls, the
-    median of ``loops`` loops."""
-    compiled = torch.compile(fn)
-    for _ in range(3):
-        compiled(*args)
-    times = []
-    for _ in range(loops):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        for _ in range(calls):
-            compiled(*args)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    torch._dynamo.reset()
-    return statistics.median(times)
-
-
 def test_run_ms_is_a_call_as_the_program_sees_it():
     """run_ms was a profiled run's wall time: 4.4-9.4x a call of plain torch.compile at these sizes
     (1.04x now at the launch-bound size; it was 1.24x when timed after the profile in the worker)."""
@@ -54,7 +33,7 @@ def test_run_ms_is_a_call_as_the_program_sees_it():
     with torch.no_grad():
         result = explorer.sweep(workloads.rmsnorm_gate_cumsum, input_sets=inputs, configs=[{}], runs=20, workers=1,
                                 check=False)
-        plain = [_plain_ms(workloads.rmsnorm_gate_cumsum, *args) for args in inputs]
+        plain = [plain_cuda_ms(workloads.rmsnorm_gate_cumsum, *args) for args in inputs]
     for row, expected in zip(result.rows, plain):
         assert row.status == "ok", row.error
         assert 0.8 < row.run_ms / expected < 1.15, (row.run_ms, expected)

@@ -182,11 +182,7 @@ def _header(graph: Any, gm: torch.fx.GraphModule, config: dict[str, Any], skippe
              "the Dynamo FX graph as a module, run eagerly and with torch.compile(backend='inductor') under the "
              "capture's Inductor config. It compares the compiled outputs with the saved eager ones: exit 0 when "
              "they match, 1 (printing the largest error) when they do not. Needs torch only.")
-    lines = textwrap.wrap(intro, 98) + [""]
-    for name, value in fields:
-        lines += textwrap.wrap(value, 98, initial_indent=f"{name + ':' if name else '':17}", subsequent_indent=" " * 17,
-                               break_long_words=False, break_on_hyphens=False)
-    return "\n".join(f"# {line}".rstrip() for line in lines)
+    return repro.header_comment(intro, fields)
 
 
 def _script(graph: Any, gm: torch.fx.GraphModule, imports: list[str], forward: str, config: dict[str, Any],

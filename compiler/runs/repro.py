@@ -236,6 +236,11 @@ def _header(kernel: Any, *, edited: bool, names: dict[int, str], inputs: str, co
              "(Kernel.repro). It compiles the kernel, launches it once and compares what it wrote with the "
              "saved outputs: exit 0 when they match, 1 (printing the largest error) when they do not. "
              "--bench also times it. Needs torch, and triton for a Triton kernel.")
+    return header_comment(intro, fields)
+
+
+def header_comment(intro: str, fields: list[tuple[str, str]]) -> str:
+    """A reproducer's opening comment: the intro, then each ``name: value`` field, wrapped at 100 columns."""
     lines = textwrap.wrap(intro, 98) + [""]
     for name, value in fields:
         lines += textwrap.wrap(value, 98, initial_indent=f"{name + ':' if name else '':17}", subsequent_indent=" " * 17,
