@@ -7,7 +7,7 @@ import torch
 
 import explorer
 from tests import workloads
-from tests.plain_timing import plain_cuda_ms
+from tests.plain_timing import fresh_process_ms
 
 pytestmark = pytest.mark.gpu
 
@@ -27,16 +27,22 @@ def test_points_run_one_per_gpu_with_measured_peaks():
 
 def test_run_ms_is_a_call_as_the_program_sees_it():
     """run_ms was a profiled run's wall time: 4.4-9.4x a call of plain torch.compile at these sizes
-    (1.04x now at the launch-bound size; it was 1.24x when timed after the profile in the worker)."""
+    (1.04x now at the launch-bound size; it was 1.24x when timed after the profile in the worker).
+    Plain torch.compile is timed in a fresh process, as the worker is."""
+    sizes = ((4096, 2048), (8192, 4096))
     inputs = [(torch.randn(rows, cols, device="cuda", dtype=torch.float16),
-               torch.randn(cols, device="cuda", dtype=torch.float16)) for rows, cols in ((4096, 2048), (8192, 4096))]
+               torch.randn(cols, device="cuda", dtype=torch.float16)) for rows, cols in sizes]
     with torch.no_grad():
         result = explorer.sweep(workloads.rmsnorm_gate_cumsum, input_sets=inputs, configs=[{}], runs=20, workers=1,
                                 check=False)
-        plain = [plain_cuda_ms(workloads.rmsnorm_gate_cumsum, *args) for args in inputs]
-    for row, expected in zip(result.rows, plain):
+    plain = [fresh_process_ms("rmsnorm_gate_cumsum", (rows, cols), (cols,)) for rows, cols in sizes]
+    # Launch-bound (12 us of kernels in a 40-90 us call), one process's launches run up to 2x faster
+    # than another's on these hosts (0.53x and 1.74x seen on an H200): only the old harness (>= 4.4x)
+    # is caught there. Where the kernels dominate, the two must agree closely.
+    bounds = [(0.4, 2.5), (0.85, 1.15)]
+    for row, expected, (low, high) in zip(result.rows, plain, bounds):
         assert row.status == "ok", row.error
-        assert 0.8 < row.run_ms / expected < 1.15, (row.run_ms, expected)
+        assert low < row.run_ms / expected < high, (row.shapes, row.run_ms, expected)
         assert row.device_ms <= row.run_ms * 1.05 and row.threads is None
 
 
