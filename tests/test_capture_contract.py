@@ -326,3 +326,27 @@ def test_a_trace_saved_as_gz_is_compressed_json_and_loads_back(tmp_path):
     loaded = explorer.load(renamed)
     assert [k.id for k in loaded.kernels] == [k.id for k in c.kernels]
     assert [k.ir for k in loaded.kernels] == [k.ir for k in c.kernels] and any(k.ir for k in c.kernels)
+
+
+def test_a_replaced_method_is_put_back_also_when_the_block_raises_and_inherited_stays_inherited():
+    from compiler._torch import method_patch
+
+    class Base:
+        def hello(self):
+            return "base"
+
+    class Own(Base):
+        def hello(self):
+            return "own"
+
+    class Inherits(Base):
+        pass
+
+    own = Own.__dict__["hello"]
+    with pytest.raises(KeyError), method_patch.replaced(Own, "hello", lambda self: "patched"):
+        assert Own().hello() == "patched"
+        raise KeyError("inside")
+    assert Own.__dict__["hello"] is own
+    with method_patch.replaced(Inherits, "hello", lambda self: "patched"):
+        assert Inherits().hello() == "patched"
+    assert "hello" not in Inherits.__dict__ and Inherits().hello() == "base"

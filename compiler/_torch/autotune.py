@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterator
 
+from . import method_patch
+
 Record = Callable[[str, str, float, bool, str], None]  # kernel, choice, time_ms, chosen, source
 
 
@@ -78,11 +80,8 @@ def _triton_config_benchmarks(record: Record) -> Iterator[None]:
             pass
         return timings
 
-    CachingAutotuner.benchmark_all_configs = benchmark_all_configs  # type: ignore[method-assign]
-    try:
+    with method_patch.replaced(CachingAutotuner, "benchmark_all_configs", benchmark_all_configs):
         yield
-    finally:
-        CachingAutotuner.benchmark_all_configs = original  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager

@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterator
 from torch._inductor.codegen import common as _common
 from torch._inductor.utils import IndentedBuffer
 
+from . import method_patch
+
 
 def _line_text(line: Any) -> str | None:
     text = getattr(line, "line", line)
@@ -46,8 +48,5 @@ def on_node_lines(callback: Callable[[str, list[str]], None]) -> Iterator[None]:
         except Exception:  # provenance must never break compilation
             pass
 
-    _common.Kernel.set_current_node = set_current_node  # type: ignore[method-assign]
-    try:
+    with method_patch.replaced(_common.Kernel, "set_current_node", set_current_node):
         yield
-    finally:
-        _common.Kernel.set_current_node = original  # type: ignore[method-assign]

@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor.graph import GraphLowering
 
+from . import method_patch
+
 Lowered = Callable[[Any, str, Any], None]  # (lowered GraphModule, operation name, FX node being lowered)
 
 
@@ -37,8 +39,5 @@ def on_operation_lowered(callback: Lowered) -> Iterator[None]:
                 pass
         return name
 
-    GraphLowering.register_operation = register_operation  # type: ignore[method-assign]
-    try:
+    with method_patch.replaced(GraphLowering, "register_operation", register_operation):
         yield
-    finally:
-        GraphLowering.register_operation = original  # type: ignore[method-assign]

@@ -21,6 +21,8 @@ from torch._inductor import ir as _ir
 from torch._inductor.codegen import wrapper as _wrapper
 from torch._inductor.virtualized import V
 
+from . import method_patch
+
 
 def _line_class(name: str) -> type | tuple[()]:
     return getattr(_wrapper, name, ())
@@ -133,8 +135,5 @@ def on_planned_wrapper(callback: Callable[[Any], None]) -> Iterator[None]:
                 warnings.warn(f"inductor-explorer could not record the wrapper's memory plan: {error!r}", stacklevel=2)
         return result
 
-    _wrapper.PythonWrapperCodegen.run_wrapper_ir_passes = run_wrapper_ir_passes  # type: ignore[method-assign]
-    try:
+    with method_patch.replaced(_wrapper.PythonWrapperCodegen, "run_wrapper_ir_passes", run_wrapper_ir_passes):
         yield
-    finally:
-        _wrapper.PythonWrapperCodegen.run_wrapper_ir_passes = original  # type: ignore[method-assign]

@@ -108,11 +108,7 @@ def _graph_inputs(graph: Any, gm: torch.fx.GraphModule) -> list[Any]:
             seen.append([repro.snapshot(x) for x in args[0]])
         return invoke()
 
-    clones = tuple(replay.clone_input(x) for x in c.example_inputs)
-    with replay.module_state_kept(c.target), \
-            kernel_calls.observed_graph_calls([(graph.compiled_fn, graph.id)], observe):
-        replay.runner(c, clones)()
-        replay.synchronize(c.device)
+    replay.run_on_copies(c, kernel_calls.observed_graph_calls([(graph.compiled_fn, graph.id)], observe))
     if not seen:
         raise RuntimeError(f"g.repro({graph.id}): the graph was not called when the program ran again (a branch "
                            "these inputs do not take?), so it has no inputs to save")

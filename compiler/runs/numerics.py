@@ -166,12 +166,9 @@ def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, l
         namespaces.append((namespace, {n: f"{graph.id}/{n}" for n in names}))
         prefixes[id(namespace)] = f"{graph.id}/extern:"
         graph_labels.append((graph.compiled_fn, graph.id))
-    inputs = tuple(replay.clone_input(x) for x in c.example_inputs)
-    with substitution.swapped(c, found) as edited, replay.module_state_kept(c.target), \
-            kernel_calls.observed_graph_calls(graph_labels, observer.graph_call), \
-            kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes):
-        replay.runner(c, inputs)()
-        replay.synchronize(c.device)
+    with substitution.swapped(c, found) as edited:
+        replay.run_on_copies(c, kernel_calls.observed_graph_calls(graph_labels, observer.graph_call),
+                             kernel_calls.observed_kernels(namespaces, observer.kernel_call, prefixes))
     return observer, edited
 
 

@@ -185,6 +185,18 @@ def module_state_kept(target: Any) -> Iterator[None]:
                 tensor.copy_(copy)
 
 
+def run_on_copies(c: Any, *watchers: contextlib.AbstractContextManager[Any]) -> None:
+    """Run ``c`` once as captured on copies of its example inputs, inside ``watchers`` (context managers
+    that observe the run: kernel or graph calls), and wait for the device; the user's inputs and the
+    module's parameters and buffers are as they were afterwards."""
+    inputs = tuple(clone_input(x) for x in c.example_inputs)
+    with module_state_kept(c.target), contextlib.ExitStack() as stack:
+        for watcher in watchers:
+            stack.enter_context(watcher)
+        runner(c, inputs)()
+        synchronize(c.device)
+
+
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()

@@ -154,11 +154,7 @@ def _run_once(kernel: Any, written: list[int], inputs: str) -> tuple[list[Any], 
         seen["outputs"] = {p: snapshot(args[p]) for p in positions}
         return result
 
-    clones = tuple(replay.clone_input(x) for x in c.example_inputs)
-    with replay.module_state_kept(c.target), \
-            kernel_calls.observed_kernels([(namespace, {kernel.name: kernel.id})], observe):
-        replay.runner(c, clones)()
-        replay.synchronize(c.device)
+    replay.run_on_copies(c, kernel_calls.observed_kernels([(namespace, {kernel.name: kernel.id})], observe))
     if not seen:
         raise RuntimeError(f"k.repro({kernel.id}): the kernel was not launched when the program ran again "
                            "(a branch these inputs do not take?), so it has no inputs to save")
