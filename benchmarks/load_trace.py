@@ -78,7 +78,7 @@ def _build_each(rank) -> int:
 
 def measure(log: Path) -> dict[str, float]:
     """Times without tracemalloc (it slows Python several-fold), then the same work again for memory."""
-    from compiler.build.traceset_load import load_trace
+    from compiler.pipeline.traceset_load import load_trace
 
     started = time.perf_counter()
     traces = load_trace(log)
@@ -116,8 +116,8 @@ def _self_rss_mb(work: str) -> float:
 
 def rss(log: Path) -> dict[str, float]:
     """Peak RSS of a fresh process that runs load_trace, and of one that only imports it (mostly torch)."""
-    return {"import_mb": _self_rss_mb("import compiler.build.traceset_load"),
-            "load_trace_mb": _self_rss_mb(f"from compiler.build.traceset_load import load_trace; load_trace({str(log)!r})")}
+    return {"import_mb": _self_rss_mb("import compiler.pipeline.traceset_load"),
+            "load_trace_mb": _self_rss_mb(f"from compiler.pipeline.traceset_load import load_trace; load_trace({str(log)!r})")}
 
 
 def tlparse(log: Path) -> dict[str, float] | None:

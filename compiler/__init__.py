@@ -6,10 +6,10 @@ slots (renderings, runs, JSON), and exports the public names.
 
 from . import io, render, runs  # noqa: F401 - fill the model's slots
 from ._torch.fx_backend import fx_wrapper_backend
-from .build.capture import capture
-from .build.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
-from .build.trace_import import trace_env
-from .build.traceset_load import load_trace
+from .pipeline.capture import capture
+from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
+from .pipeline.trace_import import trace_env
+from .pipeline.traceset_load import load_trace
 from .io.files import load
 from .io.trace import from_json
 from .model.compilation import Compilation

@@ -11,7 +11,7 @@ import json
 from typing import Any, Mapping
 
 from compiler._torch import inductor_config
-from compiler.build import toggles
+from compiler.pipeline import toggles
 
 
 def default_of(name: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 from compiler import CompileError, capture
 from compiler._torch import compile_calls
-from compiler.build.specs import tensor_specs
+from compiler.pipeline.specs import tensor_specs
 
 from .cell_status import CellFailed, StatusLine, error_summary, quiet_capture_warnings
 from .session import Entry

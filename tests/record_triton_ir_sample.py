@@ -41,7 +41,7 @@ def _load_kernel(source: str, name: str, directory: str):
 def main() -> None:
     from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key
 
-    from compiler.build import ir_line_maps as kernel_ir, sass
+    from compiler.pipeline import ir_line_maps as kernel_ir, sass
     from compiler._torch import triton_ir
 
     trace = json.loads(SOURCE_TRACE.read_text())

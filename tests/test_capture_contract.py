@@ -17,7 +17,7 @@ from torch._inductor import config as inductor_config  # tests may read torch in
 import explorer
 from compiler import CompileError, ToggleError, TraceFormatError
 from compiler.io import trace as serialize
-from compiler.build import toggles
+from compiler.pipeline import toggles
 from compiler._torch import benchmark_harness, fusion_log
 from tests import workloads
 

@@ -222,7 +222,7 @@ def test_records_nobody_reads_are_not_built_while_the_capture_alone_listens():
 
 
 def test_a_capture_builds_the_trace_records_it_reads_and_a_log_gets_them_all(monkeypatch, tmp_path):
-    from compiler.build.dynamo_records import READS
+    from compiler.pipeline.dynamo_records import READS
 
     built = []
     real = torch._logging._internal.log_trace_structured_event  # called for every record torch builds

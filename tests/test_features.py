@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import explorer
-from compiler.build import feature_scan as features
+from compiler.pipeline import feature_scan as features
 from compiler._torch import pad_mm_decisions
 from tests import workloads
 

@@ -37,7 +37,7 @@ def test_capture_leaves_the_disassembly_line_maps_and_wrapper_fx_for_first_use(m
     """Capturing copies Triton's texts only: nvdisasm and the line maps run when k.ir is first read, and
     the FX converter when g.wrapper.fx is; saving the trace does both for whatever is still pending."""
     from compiler._torch import wrapper_fx as converter
-    from compiler.build import sass
+    from compiler.pipeline import sass
 
     real, calls = sass.disassemble, []
     monkeypatch.setattr(sass, "disassemble", lambda cubin: calls.append(1) or real(cubin))

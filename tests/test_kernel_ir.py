@@ -17,7 +17,7 @@ from rich.console import Console
 
 import explorer
 from compiler import from_json
-from compiler.build import ir_line_maps as kernel_ir, sass
+from compiler.pipeline import ir_line_maps as kernel_ir, sass
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -139,7 +139,7 @@ def test_partial_cache_entry_and_other_gpu_are_explained(tmp_path, monkeypatch):
     """A Triton cache entry holding only the binary, compiled for another GPU than this one."""
     import types
 
-    from compiler.build import assemble
+    from compiler.pipeline import assemble
     from compiler._torch import triton_ir
     from compiler.model.stages import Kernel
 

@@ -17,8 +17,8 @@ from jupyter_client.manager import KernelManager
 import explorer
 from compiler.model import progress
 from compiler._torch import inductor_config
-from compiler.build.assemble import InnerRecord
-from compiler.build.capture import _Recorder
+from compiler.pipeline.assemble import InnerRecord
+from compiler.pipeline.capture import _Recorder
 from explorer import progress as shown
 from tests import workloads
 

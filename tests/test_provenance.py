@@ -17,7 +17,7 @@ from torch import nn
 
 import explorer
 from benchmarks import real_models
-from compiler.build import frames
+from compiler.pipeline import frames
 from compiler.model import provenance
 from compiler._torch import module_frames
 from compiler.model.stages import FxNode, FxStage, Kernel

@@ -189,7 +189,7 @@ def test_a_compile_error_leads_with_the_cause_in_the_users_code():
     assert first.startswith("compilation failed during tracing: RuntimeError: Given normalized_shape=[96]")
     assert "got input of size torch.Size([64, 95])" in first
     assert second.strip() == f"at {LN_LINE[0]}:{LN_LINE[1]} in forward: z = self.ln(x)"
-    assert "compiler/build/capture.py" not in message  # the explorer's own frames are not user code
+    assert "compiler/pipeline/capture.py" not in message  # the explorer's own frames are not user code
     assert "The compiler's context: TorchRuntimeError" in message
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import explorer
 from compiler import ToggleError
-from compiler.build import toggles
+from compiler.pipeline import toggles
 from compiler.model.formatting import did_you_mean
 
 SAMPLE = Path(__file__).parent / "fixtures" / "widget_sample.json"

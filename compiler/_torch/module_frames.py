@@ -4,7 +4,7 @@ Dynamo leaves every frame of a file under ``torch/nn/modules`` out of an FX node
 (``InstructionTranslatorBase.is_co_filename_from_nn_modules``). A model built from torch.nn layers, or
 passed as a module, then traces back to nothing but the call of the model. For the capture the filter
 is switched off, so each node's stack reaches down into ``Conv2d.forward``; the frames are marked as
-library frames afterwards (``compiler.build.frames``). Only the recorded text changes, not what compiles.
+library frames afterwards (``compiler.pipeline.frames``). Only the recorded text changes, not what compiles.
 """
 
 from __future__ import annotations

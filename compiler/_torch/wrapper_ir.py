@@ -8,7 +8,7 @@ Wrapping that one method hands the planned lines over while the graph is still l
 from Inductor's own allocation sizes and in-place updates (``codegen_inplace_reuse``, which records
 them in ``wrapper.reuses``) can be told apart from reuse of a freed buffer.
 
-``events`` turns the lines into plain records (no torch objects) for ``compiler.build.memory_plan``.
+``events`` turns the lines into plain records (no torch objects) for ``compiler.pipeline.memory_plan``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Guards (what must stay true for a compiled graph to be reused), graph breaks (wh
 tracing and why, with the graphs on either side), symbols (the dynamic dimensions and their ranges),
 recompiles (which guard failed, and the graphs compiled for it) and Dynamo's own per-frame
 compilation metrics. The same objects come from a live capture and from a TORCH_TRACE log: both are
-built from torch's structured trace records (compiler/build/dynamo_records.py).
+built from torch's structured trace records (compiler/pipeline/dynamo_records.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Which Inductor systems acted on a graph: one ``FeatureUse`` per system seen acting, with its evidence
-as ids (found by compiler/build/feature_scan.py)."""
+as ids (found by compiler/pipeline/feature_scan.py)."""
 
 from __future__ import annotations
 

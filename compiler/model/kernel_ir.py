@@ -1,5 +1,5 @@
 """k.ir: what Triton made of a kernel below its Python source (TTIR, TTGIR, LLVM IR, PTX, SASS), with
-each IR line mapped to the kernel source line it came from (built by compiler/build/ir_line_maps.py)."""
+each IR line mapped to the kernel source line it came from (built by compiler/pipeline/ir_line_maps.py)."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ check_numerics: Action[Callable[..., Any]] = Action("c.check_numerics()", "runs"
 check_determinism: Action[Callable[..., Any]] = Action("c.check_determinism()", "runs")
 measure_memory: Action[Callable[..., Any]] = Action("g.memory.measure()", "runs")
 counters: Action[Callable[..., Any]] = Action("c.counters()", "runs")
-# build/: what a capture left for first use
+# pipeline/: what a capture left for first use
 build_kernel_ir: Action[Callable[..., Any]] = Action("k.ir (disassembly and line maps)", "build")
 # io/: JSON and files
 trace_json: Action[Callable[..., Any]] = Action("c.to_json()", "io")

@@ -1,6 +1,6 @@
 """TraceSet: the compilations of a multi-rank job, per rank and compile id, and where the ranks diverge.
 
-``load_trace(dir)`` indexes every rank's TORCH_TRACE log (compiler/build/trace_import.py) and summarizes
+``load_trace(dir)`` indexes every rank's TORCH_TRACE log (compiler/pipeline/trace_import.py) and summarizes
 each compile from the index alone, so the cross-rank summary is ready before any graph is parsed:
 ranks that compiled different graphs (Dynamo's printed graph has a checksum in the log), recompiled,
 broke graphs at other lines, or spent much longer compiling. ``ts[rank][compile_id]`` builds that
@@ -126,7 +126,7 @@ class RankTrace(Rendered):
     def __init__(self, summary: RankSummary, index: Any = None, build: Callable[[Any, str], Compilation] | None = None,
                  compilations: dict[str, Compilation] | None = None) -> None:
         self.summary = summary
-        self.index = index  # the rank's log index (compiler/build/trace_import.py) while its log is read
+        self.index = index  # the rank's log index (compiler/pipeline/trace_import.py) while its log is read
         self.build = build  # (index, compile id) -> that compile's Compilation, read from the log
         self._compilations: dict[str, Compilation] = dict(compilations or {})
 

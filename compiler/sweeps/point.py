@@ -27,12 +27,12 @@ from typing import Any, Callable
 import torch
 
 from ..model import progress
-from ..build.capture import capture
+from ..pipeline.capture import capture
 from ..model.errors import CompileError
 from ..runs import replay
 from ..runs.call_time import call_ms
 from ..io.trace import to_json
-from ..build.toggles import ToggleError
+from ..pipeline.toggles import ToggleError
 from . import payload
 
 _LOADED: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}  # id(payload bytes) -> unpacked, per worker

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
-from ..build import toggles
+from ..pipeline import toggles
 from .._torch import inductor_config
 
 
