@@ -1,7 +1,8 @@
 # Two commands for a fresh machine:
 #   make demo   set up the package alone, compile the built-in example and print the answer
-#   make test   set up and run the test suite (CPU)
-# and `make docs` builds the documentation site into site/.
+#   make test   set up and run the test suite (CPU): ruff, then every tier of tests/ but the GPU one
+# and `make docs` builds the documentation site into site/. `make test-fast` runs the unit tier alone
+# (tests/unit: no compile, under a minute); tests/README.md says what each tier holds.
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -14,11 +15,16 @@ COMPAT_TORCH ?= 2.11.0 2.12.1 2.13.0 2.14.1
 COMPAT_DIR ?= .compat
 COMPAT_PIP ?=
 COMPAT_TESTS ?= -m "not gpu" tests
+# Every CPU run: a test that hangs fails after TEST_TIMEOUT seconds (fixture setup included: the first test
+# of a shared compiled fixture pays for it; the slowest, a notebook, takes about 2 minutes here and twice
+# that on a 2-core CI machine), and the 15 slowest tests are listed.
+TEST_TIMEOUT ?= 600
+PYTEST_ARGS := --timeout=$(TEST_TIMEOUT) --durations=15
 # `make real-models`: torchvision from PyPI imports only beside its own torch build, so it runs there.
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo test docs lab gpu-test clean bundle compat real-models figures
+.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures
 
 # The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
 # extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
@@ -43,8 +49,14 @@ demo: $(VENV)/.installed-core
 browser:
 	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test: setup browser
-	$(PY) -m pytest -m "not gpu" tests
+lint: setup
+	$(VENV)/bin/ruff check .
+
+test: setup browser lint
+	$(PY) -m pytest -m "not gpu" $(PYTEST_ARGS) tests
+
+test-fast: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS) tests/unit
 
 # The documentation site, into site/ (mkdocs.yml; warnings are errors). Notebook pages render the executed
 # copies that `make test` leaves in build/notebooks/; notebooks without a fresh copy are executed here.
@@ -66,7 +78,7 @@ $(COMPAT_DIR)/torch-%/.installed: pyproject.toml
 compat: browser $(foreach v,$(COMPAT_TORCH),$(COMPAT_DIR)/torch-$(v)/.installed)
 	@failed=""; for v in $(COMPAT_TORCH); do \
 		echo "== torch $$v"; \
-		$(COMPAT_DIR)/torch-$$v/bin/python -m pytest -q -p no:cacheprovider $(COMPAT_TESTS) || failed="$$failed $$v"; \
+		$(COMPAT_DIR)/torch-$$v/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(COMPAT_TESTS) || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "compat: failed on torch$$failed"; exit 1; fi; echo "compat: passed on torch $(COMPAT_TORCH)"
 
@@ -86,11 +98,10 @@ lab: setup
 bundle:
 	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
-# every GPU test module (test_gpu*.py) and the session diff, which imports only what the GPU machine has
-GPU_TESTS := $(sort $(wildcard tests/test_gpu*.py)) tests/test_session_diff.py
-
+# On a CUDA machine, with its own python3 (the package's core deps, triton and pytest; no JupyterLab or
+# Playwright, which nothing in tests/gpu/ imports): every test marked gpu.
 gpu-test:
-	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu $(GPU_TESTS)
+	PYTHONPATH=$(CURDIR) python3 -m pytest -m gpu tests/gpu
 
 clean:
 	rm -rf $(VENV) .pytest_cache $(COMPAT_DIR) site build/notebooks build/docs-notebooks build/mkdocs-jupyter-cache

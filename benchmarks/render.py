@@ -7,8 +7,9 @@ distinct, module paths as nn_module_stack gives them) at the sizes asked for, an
 - the trace file size, `explorer.load` time and the memory it keeps (tracemalloc), the size of what
   the first view needs (the summary plus the first graph's outline; the full part comes behind it), and
   `c.to_html` of the loaded trace;
-- static HTML: file size; first view (navigation start to the first frame with the graph drawn) and
-  the time to open the post-grad stage, median of 3, headless Chromium;
+- static HTML: file size; first view (navigation start to the first frame with the graph drawn), the
+  time to open the post-grad stage and one search keystroke once the index is built, median of 3,
+  headless Chromium;
 - JupyterLab: `c = explorer.load(path)` in one cell, `c` in the next; from running that cell to the
   first frame with the graph drawn, and the time to open the post-grad stage, median of 3.
 
@@ -244,6 +245,11 @@ STAGE_JS = """async (stage) => {
 }"""
 
 
+# One keystroke in the search box once its index is built: the query runs inside the input event.
+SEARCH_JS = """() => { const input = document.querySelector('.ie-gsearch-input'); const t0 = performance.now();
+  input.value = 'l4'; input.dispatchEvent(new Event('input')); return performance.now() - t0; }"""
+
+
 def load_figures(path: Path) -> dict:
     """explorer.load time (excluding import torch) and the memory the loaded compilation keeps, in a fresh process."""
     code = (
@@ -275,7 +281,7 @@ def static_figures(trace: dict, tmp: Path, chromium: str, repeat: int = 3) -> di
     from playwright.sync_api import sync_playwright
 
     path = widgets.write_html(trace, tmp / "render.html")
-    first, stage = [], []
+    first, stage, search = [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True,
                                     args=["--no-sandbox", "--disable-background-networking"])
@@ -288,10 +294,14 @@ def static_figures(trace: dict, tmp: Path, chromium: str, repeat: int = 3) -> di
             page.wait_for_selector('.ie-root[data-pending="0"]', timeout=120_000)
             marks = page.evaluate(MARKS_JS, 0)
             stage.append(page.evaluate(STAGE_JS, "post_grad"))
+            page.fill(".ie-gsearch-input", "fc")  # builds the search index
+            page.wait_for_selector(".ie-gsearch-pop:not([hidden]) .ie-gsearch-group", timeout=120_000)
+            page.wait_for_selector('.ie-root[data-pending="0"]', timeout=120_000)
+            search.append(page.evaluate(SEARCH_JS))
             page.close()
         browser.close()
     return {"html_mb": path.stat().st_size / 1e6, "first_view_ms": statistics.median(first), "runs_ms": first,
-            "open_stage_ms": statistics.median(stage), "marks": marks}
+            "open_stage_ms": statistics.median(stage), "search_ms": statistics.median(search), "marks": marks}
 
 
 def lab_figures(trace_files: dict[str, Path], tmp: Path, repeat: int = 3) -> dict[str, dict]:
@@ -410,7 +420,8 @@ def main() -> int:
                 r = row[where]
                 size = f", file {r['html_mb']:.1f} MB" if "html_mb" in r else ""
                 print(f"  {where}: first view {r['first_view_ms']:.0f} ms (runs {', '.join(f'{x:.0f}' for x in r['runs_ms'])}), "
-                      f"open post-grad stage {r['open_stage_ms']:.0f} ms{size}")
+                      f"open post-grad stage {r['open_stage_ms']:.0f} ms{size}"
+                      + (f", a search keystroke {r['search_ms']:.1f} ms" if "search_ms" in r else ""))
                 if args.marks:
                     print("    " + ", ".join(f"{name} {ms:.0f}" for name, ms in r.get("marks", [])))
     table = recording.Table(["post-grad nodes", "`c.to_html` s", "HTML MB", "static first view ms",

@@ -2,7 +2,7 @@
 
 - The Notebooks section of the nav lists ``examples/*.ipynb`` sorted by file name (nothing is listed by
   hand), each under the title of its first heading.
-- Each page renders the executed copy ``build/notebooks/<name>.ipynb`` that ``tests/test_notebooks.py``
+- Each page renders the executed copy ``build/notebooks/<name>.ipynb`` that ``tests/notebooks/test_notebooks.py``
   writes when the notebook passes. A copy that is missing or older than the notebook is made here, with
   the same runner (tests/notebook_runner.py); a notebook that raises fails the build.
 - Widgets need a running kernel: their outputs are rendered from their plain-text form, and the widget
@@ -12,7 +12,7 @@
 
 Environment: ``EXPLORER_DOCS_EXECUTED`` points at another folder of executed copies (default
 build/notebooks); ``EXPLORER_DOCS_EXECUTE=0`` renders missing or stale copies from the stored notebook,
-without outputs, instead of executing them (used by tests/test_docs.py).
+without outputs, instead of executing them (used by tests/notebooks/test_docs.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ then ``explorer.load_trace("/tmp/trace")`` (or ``python -m explorer trace /tmp/t
 Each rank compiles ``Block``: a Linear and a ReLU, an ``all_reduce`` inside the compiled region, a sum.
 Rank 1 takes a branch the other ranks do not: two more ops and a print, which breaks the graph. Then
 every rank calls the block again; rank 1 passes another ``n``, so only rank 1 recompiles. The tests
-(tests/test_load_trace.py) and examples/07_dynamo_and_ranks.ipynb load its logs and find exactly
+(tests/capture/test_load_trace.py) and examples/07_dynamo_and_ranks.ipynb load its logs and find exactly
 these divergences. ``--backend nccl`` runs the same with one GPU per rank
 (tests/record_trace_fixtures.py records it).
 """

@@ -17,9 +17,11 @@ from typing import Any
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
                       TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
-from compiler import CountersUnavailable, Sweep, SweepError, close_sweep_workers, sweep
+from compiler import CountersUnavailable, Sweep, SweepError, close_sweep_workers, start_sweep_workers, sweep
 from compiler.model import slots as views
 from compiler import capture as compile
+from compiler import ExportError, ExportStage
+from compiler import capture_export as export
 
 __version__ = "0.1.0"
 
@@ -121,6 +123,7 @@ views.register("show", show)  # c.show()
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
-__all__ = ["compile", "sweep", "Sweep", "SweepError", "close_sweep_workers", "load", "load_trace", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+__all__ = ["compile", "export", "ExportError", "ExportStage", "sweep", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "load", "load_trace",
+           "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]

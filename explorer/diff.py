@@ -6,7 +6,9 @@ both compilations of one piece of code, while kernel names, counts and languages
 toggles. So an extern ``mm`` that a native-matmul compilation replaced by a Triton kernel with
 ``tl.dot`` (fused with its epilogue) shows up as one *changed* pair, not an unrelated removal and
 addition. Kernels whose nodes went into a kernel that is already paired are reported as removed,
-with ``now_in`` naming where their nodes went.
+with ``now_in`` naming where their nodes went. A JIT compile and an AOT compile (``explorer.export``) of
+the same model trace the same code into differently named FX nodes; their nodes are matched by the
+user's line they were traced at first (``fx_renames``).
 """
 
 from __future__ import annotations
@@ -199,11 +201,33 @@ def _v(value: Any) -> str:
 
 def label(c: Compilation) -> str:
     toggles = ", ".join(f"{k}={v}" for k, v in sorted(c.toggles.items()))
-    return f"{c.function}[{toggles or 'defaults'}]"
+    return f"{c.function}[{toggles or 'defaults'}]" + (" (AOT)" if c.export is not None else "")
 
 
-def _nodes(k: Kernel) -> list[str]:
-    return list(k.fx_nodes or k.post_grad_nodes or [k.name])
+def _nodes(k: Kernel, rename: dict[str, str] | None = None) -> list[str]:
+    names = list(k.fx_nodes or k.post_grad_nodes or [k.name])
+    return [rename.get(n, n) for n in names] if rename and k.fx_nodes else names
+
+
+def fx_renames(a: GraphCapture, b: GraphCapture) -> dict[str, str]:
+    """``b``'s FX node names -> ``a``'s for the same operation: the n-th operation traced at one source line
+    (the innermost frame of its stack) in each graph. A JIT graph (Dynamo) and an exported program trace
+    the same code but name nodes differently (Dynamo names ``h = torch.relu(...)`` after the variable,
+    ``h``; export ``relu``)."""
+    def by_line(graph: GraphCapture) -> dict[tuple[Any, int], str]:
+        seen: dict[Any, int] = {}
+        out = {}
+        for node in graph.fx.nodes:
+            if node.op in ("placeholder", "get_attr", "output"):
+                continue
+            line = tuple(node.stack[-1][:2]) if node.stack else node.user_line  # None: code without a file
+            position = seen.get(line, 0)
+            seen[line] = position + 1
+            out[(line, position)] = node.name
+        return out
+
+    names_a, names_b = by_line(a), by_line(b)
+    return {name: names_a[key] for key, name in names_b.items() if key in names_a}
 
 
 def _normalized(k: Kernel) -> str:
@@ -218,10 +242,11 @@ def _source_diff(a: Kernel | None, b: Kernel | None) -> str:
     return "\n".join(difflib.unified_diff(before, after, a.id if a else "(none)", b.id if b else "(none)", lineterm=""))
 
 
-def _pair_kernels(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
+def _pair_kernels(a: list[Kernel], b: list[Kernel], rename: dict[str, str] | None = None) -> list[KernelChange]:
+    """``rename``: ``b``'s FX node names as ``a`` names them (a JIT and an AOT compile), else None."""
     sets_a = [set(_nodes(k)) for k in a]
-    sets_b = [set(_nodes(k)) for k in b]
-    pair_of_a = _same_kernels(a, b)
+    sets_b = [set(_nodes(k, rename)) for k in b]
+    pair_of_a = _same_kernels(a, b, rename)
     used_b = set(pair_of_a.values())
     candidates = []
     for i, sa in enumerate(sets_a):
@@ -257,13 +282,13 @@ def _pair_kernels(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
     return changes
 
 
-def _same_kernels(a: list[Kernel], b: list[Kernel]) -> dict[int, int]:
+def _same_kernels(a: list[Kernel], b: list[Kernel], rename: dict[str, str] | None = None) -> dict[int, int]:
     """Kernels of ``b`` that are a kernel of ``a`` again: the same name computing the same post-grad and FX
     nodes (a toggle that only changes code keeps every kernel's name and nodes). Paired before any
     matching by overlap, so an unchanged kernel is never taken by a neighbour sharing an FX node."""
     waiting: dict[tuple[Any, ...], list[int]] = {}
     for j, kb in enumerate(b):
-        waiting.setdefault(_identity(kb), []).append(j)
+        waiting.setdefault(_identity(kb, rename), []).append(j)
     pairs: dict[int, int] = {}
     for i, ka in enumerate(a):
         same = waiting.get(_identity(ka))
@@ -272,8 +297,9 @@ def _same_kernels(a: list[Kernel], b: list[Kernel]) -> dict[int, int]:
     return pairs
 
 
-def _identity(k: Kernel) -> tuple[Any, ...]:
-    return k.name, k.language, tuple(sorted(k.post_grad_nodes)), tuple(sorted(k.fx_nodes))
+def _identity(k: Kernel, rename: dict[str, str] | None = None) -> tuple[Any, ...]:
+    fx_nodes = [rename.get(n, n) for n in k.fx_nodes] if rename else k.fx_nodes
+    return k.name, k.language, tuple(sorted(k.post_grad_nodes)), tuple(sorted(fx_nodes))
 
 
 def _count(g: GraphCapture, stage: str) -> int:
@@ -281,7 +307,8 @@ def _count(g: GraphCapture, stage: str) -> int:
     return len(value.nodes) if hasattr(value, "nodes") else len(value)
 
 
-def _graph_diff(a: GraphCapture | None, b: GraphCapture | None) -> GraphDiff:
+def _graph_diff(a: GraphCapture | None, b: GraphCapture | None, across_export: bool = False) -> GraphDiff:
+    """``across_export``: one side is an exported program, whose FX nodes are matched to the other's by line."""
     ref = b or a
     assert ref is not None
     counts = [StageCount(s, _count(a, s) if a else 0, _count(b, s) if b else 0) for s in COUNTED_STAGES]
@@ -291,7 +318,8 @@ def _graph_diff(a: GraphCapture | None, b: GraphCapture | None) -> GraphDiff:
         graph=ref.id, kind=ref.kind, counts=counts,
         fused_only_a=[list(t) for t in sorted(groups_a - groups_b)],
         fused_only_b=[list(t) for t in sorted(groups_b - groups_a)],
-        kernels=_pair_kernels(a.kernels if a else [], b.kernels if b else []),
+        kernels=_pair_kernels(a.kernels if a else [], b.kernels if b else [],
+                              fx_renames(a, b) if across_export and a and b else None),
         memory=_memory_change(a, b),
     )
 
@@ -352,7 +380,8 @@ def diff(a: Compilation, b: Compilation) -> Diff:
     toggles = {n: (a.toggles.get(n), b.toggles.get(n)) for n in names if a.toggles.get(n) != b.toggles.get(n)}
     graphs_a = {g.index: g for g in a.graphs}
     graphs_b = {g.index: g for g in b.graphs}
-    graphs = [_graph_diff(graphs_a.get(i), graphs_b.get(i)) for i in sorted(set(graphs_a) | set(graphs_b))]
+    across_export = (a.export is None) != (b.export is None)
+    graphs = [_graph_diff(graphs_a.get(i), graphs_b.get(i), across_export) for i in sorted(set(graphs_a) | set(graphs_b))]
     _attach_errors(graphs, a, b)
     stages = [k for k in a.timings if k in b.timings] + [k for k in b.timings if k not in a.timings]
     timings = {k: (a.timings.get(k), b.timings.get(k)) for k in stages}

@@ -14,6 +14,10 @@ switch configurations, served from the session when one was compiled before.
 (the other flags fixed), each point in its own worker process (``explorer.sweep``), and shows the
 table; ``--name`` keeps the Sweep.
 
+``--export`` exports the cell with torch.export and compiles it with AOTInductor into a ``.pt2``
+package (``explorer.export``): the view shows the exported program's stages, the C++ wrapper and the
+package's kernels; ``--dynamic`` makes dim 0 of every tensor input dynamic.
+
 ``--trace`` runs the cell as ordinary Python instead and captures every torch.compile'd call it
 makes (models that are already wrapped in torch.compile, or wrapped inside the cell).
 
@@ -34,7 +38,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from compiler import TOGGLES, CompileError, ToggleError, capture
+from compiler import TOGGLES, CompileError, ToggleError, capture, capture_export
 from compiler.model.formatting import did_you_mean
 from compiler.model.progress import Cancelled
 
@@ -112,12 +116,21 @@ def _check_device(device: str | None) -> None:
         raise UsageError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
 
 
+def _batch_dims(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``--export --dynamic``: dim 0 of every tensor input dynamic (torch.export infers its range)."""
+    import torch
+
+    return tuple({0: torch.export.Dim.AUTO} if isinstance(t, torch.Tensor) and t.dim() else None for t in inputs)
+
+
 def _compile_args(fn: Any) -> Any:
     decorators = [
         argument("--device", default=None, help="Move the cell's tensor inputs to this device (cpu, cuda, cuda:1)."),
         argument("--config", action="append", metavar="KEY=VALUE",
                  help="Any toggle or raw Inductor key, e.g. --config triton.cudagraphs=false (repeatable)."),
         argument("--dynamic", action="store_true", help="Compile with dynamic shapes."),
+        argument("--export", action="store_true",
+                 help="torch.export the cell and compile it with AOTInductor into a .pt2 package (explorer.export)."),
         argument("--name", default=None, help="Also keep the Compilation in the notebook under NAME."),
         argument("--trace", action="store_true",
                  help="Run the cell as ordinary Python and capture every torch.compile'd call it makes."),
@@ -157,6 +170,8 @@ class ExplorerMagics(Magics):
         if args.sweep is not None:
             self._sweep(cell, name, config, args, number)
             return
+        if args.export and (args.trace or args.sweep is not None):
+            raise UsageError("--export compiles the cell itself with AOTInductor; it does not combine with --trace or --sweep")
         if args.trace:
             from .trace import run_traced
 
@@ -177,7 +192,8 @@ class ExplorerMagics(Magics):
         if args.device is not None:
             inputs = tuple(t.to(args.device) for t in inputs)
         dynamic = True if args.dynamic else False
-        key = rerun.cell_key(source, config, dynamic, args.device)
+        code = f"# %%compile --export\n{source}" if args.export else source  # AOT and JIT runs are kept apart
+        key = rerun.cell_key(code, config, dynamic, args.device)
         previous = self.cell_runs.get(key)
         if previous is not None and rerun.reusable(previous, built, ns):
             self._run_again(previous, inputs, args)
@@ -188,6 +204,9 @@ class ExplorerMagics(Magics):
 
         def recompile(new_config: dict[str, Any], shown: Any = False) -> Any:
             with quiet_capture_warnings():
+                if args.export:
+                    return capture_export(built.fn, inputs, dynamic_shapes=_batch_dims(inputs) if dynamic else None,
+                                          config=new_config, progress_display=shown)
                 return capture(built.fn, *inputs, config=new_config, dynamic=dynamic, progress_display=shown)
 
         started = time.perf_counter()
@@ -205,7 +224,7 @@ class ExplorerMagics(Magics):
         seconds = time.perf_counter() - started
         outputs = compilation.outputs if isinstance(compilation.outputs, dict) else {}
         ns.update({k: v for k, v in outputs.items() if k in built.assigned})
-        entry = self.session.add(compilation, code=source, config=config, dynamic=dynamic, recompile=recompile,
+        entry = self.session.add(compilation, code=code, config=config, dynamic=dynamic, recompile=recompile,
                                  name=name, origin="cell", seconds=seconds)
         self.cell_runs[key] = rerun.CellRun(built, entry)
         if args.name is not None:
@@ -252,8 +271,8 @@ class ExplorerMagics(Magics):
         compilation, before = entry.compilation, len(entry.compilation.recompiles)
         progress = StatusLine(f"running {entry.name} again on new inputs…", args.quiet)
         try:
-            with quiet_capture_warnings():
-                outputs = compilation.recompile(*inputs)
+            with quiet_capture_warnings():  # a package never recompiles: it runs any shape it was exported for
+                outputs = compilation.run(*inputs) if compilation.export is not None else compilation.recompile(*inputs)
         except CompileError as error:
             progress.update(f"{entry.name}: recompilation failed during {error.stage}")
             raise CellFailed(error.stage, error_summary(error)) from None

@@ -11,7 +11,7 @@ import html
 import sys
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from compiler.model import progress
 from compiler.model.progress import COMPILE_STAGES, Cancelled, Step
@@ -42,7 +42,8 @@ class Throttle:
     """Drops steps that come faster than REFRESH_S (stage changes always pass), and everything
     before DELAY_S; ``finished`` steps pass when something was shown."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock  # seconds, monotonic; given, the throttle is checked without waiting
         self.shown = False
         self.last_time = 0.0
         self.last_stage = ""
@@ -50,7 +51,7 @@ class Throttle:
     def wanted(self, step: Step) -> bool:
         if step.finished:
             return self.shown
-        now = time.perf_counter()
+        now = self.clock()
         if step.elapsed < DELAY_S or (step.stage == self.last_stage and now - self.last_time < REFRESH_S):
             return False
         self.shown, self.last_time, self.last_stage = True, now, step.stage

@@ -51,6 +51,8 @@ def reusable(previous: CellRun, built: CellFunction, namespace: Mapping[str, Any
 def outcome(name: str, compilation: Compilation, recompiles_before: int, inputs: tuple[Any, ...]) -> str:
     """One line: what running the compiled cell on new inputs did."""
     shapes = ", ".join(f"{'x'.join(map(str, spec['shape'])) or 'scalar'}" for spec in tensor_specs(inputs))
+    if compilation.export is not None:
+        return f"{name}: ran the AOTInductor package on new inputs ({shapes}): a package never recompiles"
     new = compilation.recompiles[recompiles_before:]
     if not new:
         return f"{name}: ran the compiled cell on new inputs ({shapes}): its guards held, nothing recompiled"

@@ -98,7 +98,6 @@ def all_compilations(reduction_compilation, matmul_compilation, graph_break_comp
 def two_rank_trace(tmp_path_factory):
     """examples/two_ranks.py run once under torchrun (gloo, 2 CPU ranks) with TORCH_TRACE: the logs' directory."""
     import importlib.util
-    from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "examples" / "two_ranks.py"
     spec = importlib.util.spec_from_file_location("two_ranks", path)

@@ -1,4 +1,4 @@
-"""Runs the notebooks of examples/ headless on this Python: used by tests/test_notebooks.py and by the
+"""Runs the notebooks of examples/ headless on this Python: used by tests/notebooks/test_notebooks.py and by the
 documentation build (docs/hooks.py).
 
 Each notebook that runs cleanly is kept, with its outputs, in ``build/notebooks/<name>.ipynb``. The
@@ -60,7 +60,13 @@ def execute(name: str, specs) -> tuple[nbformat.NotebookNode, float]:
     client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT_S, allow_errors=True,
                             resources={"metadata": {"path": str(EXAMPLES)}})
     started = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        # nbclient shuts down only kernels it made itself (this one only at exit): each notebook's
+        # kernel would otherwise stay alive, holding its memory, until the whole test session ends.
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     return nb, time.perf_counter() - started
 
 

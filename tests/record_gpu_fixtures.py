@@ -44,7 +44,7 @@ def recordings() -> dict[str, tuple]:
         "gpu_max_autotune": (workloads.matmul_epilogue, mm_args, {"max_autotune": True}, False),
         "gpu_training": (model, (torch.randn(64, 16, device="cuda"),), {}, True),
         "gpu_profile": (block, (torch.randn(4, 128, 256, device="cuda"),), {}, False),
-        # one Inductor system each (tests/test_features.py, examples/10_inductor_features.ipynb)
+        # one Inductor system each (tests/capture/test_features.py, examples/10_inductor_features.ipynb)
         "gpu_block_ptr": (workloads.reduction_with_pointwise, (torch.randn(512, 1024, device="cuda"),),
                           {"use_block_ptr": True}, False),
         "gpu_combo_kernels": (workloads.independent_pointwise, tuple(torch.randn(*shape, device="cuda") for shape in

@@ -6,7 +6,7 @@ The job runs under torchrun with TORCH_TRACE and Inductor's provenance on (``exp
 and NVLink multicast off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 NVSHMEM_DISABLE_NVLS=1: ``two_ranks.launch`` sets them). Each rank's log is copied as
 ``dedicated_log_torch_trace_rank_<N>.log`` (torch adds a random suffix), beside a README that
-records the command, torch version and GPUs. tests/test_trace_fixtures.py reads them on CPU.
+records the command, torch version and GPUs. tests/unit/test_trace_fixtures.py reads them on CPU.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ Part keys (``g0`` is a graph id):
   line count, a column of the kernels table); ``g0/kernel/<id>``: those fields (``source``, ``ir``)
 - ``g0/wrapper``, ``g0/autotune`` (a failed choice's infinite ``time_ms`` as ``"inf"``: parts are
   strict JSON), and ``g0/<key>`` for any other key a graph carries (``memory``...)
+- ``compile_time_chart`` and ``compile_time_chrome`` (compile_time_parts.py): the Compile time stage's
+  icicle and its Chrome trace, made from the ``compile_time`` report when asked for
+- ``g0/roofline`` (roofline.py): the graph's kernels as roofline points, from the trace's reports
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ import weakref
 import zlib
 from typing import Any, Iterator, Mapping
 
+from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
 from .payload import FX_NODE_KEYS, PG_NODE_KEYS, SCHEMA_NAME, SCHEMA_VERSION, as_trace
+from .roofline import roofline
 
 HEADER_KEYS = ("schema", "version", "meta", "inputs", "outputs")
 GRAPH_HEADER_KEYS = ("id", "index", "kind", "dynamo_graph", "compile_id", "timings")
@@ -203,6 +208,9 @@ class TraceParts:
         out["graphs"] = graphs
         if isinstance(self.trace.get("dynamo"), Mapping):
             out["dynamo"] = dynamo_digest(self.trace["dynamo"])
+        compile_time = compile_time_parts.digest(self.trace.get("compile_time"))
+        if compile_time is not None:
+            out["compile_time"] = compile_time
         return out
 
     def top_keys(self) -> list[str]:
@@ -211,9 +219,12 @@ class TraceParts:
     def keys(self) -> Iterator[str]:
         """Every part key (the static export embeds them all)."""
         yield from self.top_keys()
+        if "compile_time" in self.trace:
+            yield from (compile_time_parts.CHART_KEY, compile_time_parts.CHROME_KEY)
         for gid, graph in self.graphs.items():
             for stage in STAGE_PARTS:
                 yield f"{gid}/{stage}"
+            yield f"{gid}/roofline"
             yield f"{gid}/fx_outline"  # the stage a view opens on; another graph stage falls back to its part
             yield f"{gid}/loop_ir_bodies"
             for kernel in graph.get("kernels") or []:
@@ -227,6 +238,13 @@ class TraceParts:
     def _make(self, key: str) -> Any:
         if key in self.trace and key not in HEADER_KEYS and key != "graphs":
             return self.trace[key]
+        derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,
+                   compile_time_parts.CHROME_KEY: compile_time_parts.chrome_trace_text}.get(key)
+        if derived is not None and "compile_time" in self.trace:
+            try:
+                return derived(self.trace["compile_time"])
+            except ValueError as error:
+                raise PartError(str(error)) from error
         gid, sep, rest = key.partition("/")
         graph = self.graphs.get(gid)
         if not sep or graph is None:
@@ -248,6 +266,7 @@ class TraceParts:
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
             "wrapper": lambda: _unpacked(graph.get("wrapper")) or {"source": "", "kernel_lines": {}},
             "autotune": lambda: _autotune(graph.get("autotune") or []),
+            "roofline": lambda: roofline(self.trace, graph),
         }.get(rest)
         if make is not None:
             return make()

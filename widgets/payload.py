@@ -12,7 +12,8 @@ from typing import Any, Mapping
 SCHEMA_NAME = "inductor-explorer/trace"
 SCHEMA_VERSION = 2
 
-STAGES = ("dynamo", "fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "memory", "autotune")
+STAGES = ("dynamo", "fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "memory", "autotune",
+          "compile_time")
 SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line")
 
 FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "post_grad",

@@ -8,7 +8,7 @@ import types
 import warnings
 from typing import Any, Callable, Iterator
 
-from . import (autotune, benchmark_harness, combo_kernels, dynamo_codes, fusion_log, inductor_config, kernel_lines,
+from . import (autotune, benchmark_harness, combo_kernels, compile_events, dynamo_codes, fusion_log, inductor_config, kernel_lines,
                kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
@@ -31,6 +31,16 @@ def own_warnings_silenced() -> Iterator[None]:
         for message in _OWN_WARNINGS:
             warnings.filterwarnings("ignore", message=re.escape(message))
         yield
+
+
+# A C++ wrapper calls its kernels inside a compiled library, where c.profile() cannot mark them; with this
+# setting every generated kernel and shim call opens a profiler range named after it.
+KERNEL_RANGES: dict[str, Any] = {"cpp.enable_kernel_profile": True}
+
+
+def wrapper_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """What a capture adds when the compile generates a C++ wrapper (``cpp_wrapper``)."""
+    return dict(KERNEL_RANGES) if settings.get("cpp_wrapper") else {}
 
 
 def device_settings(device: str) -> dict[str, Any]:
@@ -68,6 +78,7 @@ def capture_hooks(
         stack.enter_context(lowering_nodes.on_operation_lowered(on_operation_lowered))
         stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
         stack.enter_context(autotune.on_autotune(on_autotune))
+        stack.enter_context(compile_events.deferred_autotuning_named())
         stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))
         stack.enter_context(dynamo_codes.converted_frames(on_converted_code))
         stack.enter_context(module_frames.keep_nn_module_frames())

@@ -16,6 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from torch._inductor import ir as _ir
+from torch._inductor import scheduler as _sched
+from torch._inductor.virtualized import V
+
 NameOf = Callable[[Any], str]  # an origin fx.Node -> the name it has in the captured stage
 Text = Callable[[Any], str]  # str() of a sympy expression (or anything printable)
 
@@ -23,9 +27,6 @@ Text = Callable[[Any], str]  # str() of a sympy expression (or anything printabl
 def _plain_name(node: Any) -> str:
     return node.name
 
-from torch._inductor import ir as _ir
-from torch._inductor import scheduler as _sched
-from torch._inductor.virtualized import V
 
 _KINDS = (
     ("ExternKernelSchedulerNode", "extern"),
@@ -235,10 +236,3 @@ def lowered_graph_module() -> Any:
     """The GraphModule the running ``GraphLowering`` lowers: the post-grad graph, or one subgraph of it
     (a cond branch, a loop body) that Inductor lowers and schedules on its own."""
     return getattr(V.graph, "module", None)
-
-
-def graph_flags() -> dict[str, bool]:
-    return {
-        "is_backward": bool(getattr(V.graph, "is_backward", False)),
-        "is_inference": bool(getattr(V.graph, "is_inference", False)),
-    }

@@ -29,9 +29,11 @@ import contextlib
 import operator
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import torch
+
+from .method_patch import replaced
 
 KERNEL_WRAPPER = "triton_kernel_wrapper_mutation"
 
@@ -212,6 +214,42 @@ def plan(wrapper: Any) -> PlannedWrapper:
     )
 
 
+def _lean_metadata_hook(full: Callable[..., None]) -> Callable[..., None]:
+    """The converter's node-metadata hook without running the calls whose result it already knows.
+
+    The hook runs each new node's target on fake tensors to set ``meta["val"]``: most of a large
+    wrapper's conversion (1.9 of 2.3 s for a 24-block training step on an H100). A Triton launch (the
+    mutation wrapper) returns nothing, and an extern call writing into ``out=`` returns that buffer,
+    whose value the converter set when it allocated it: both are set directly; every other node (views,
+    allocations, extern calls that return a new tensor) goes through the hook as before.
+    """
+    from torch._higher_order_ops.triton_kernel_wrap import triton_kernel_wrapper_mutation
+
+    def hook(node: torch.fx.Node, metadata: Any = None, fake_mode: Any = None) -> None:
+        out = node.kwargs.get("out")
+        if node.target is triton_kernel_wrapper_mutation:
+            node.meta["val"] = None
+        elif isinstance(out, torch.fx.Node) and "val" in out.meta:
+            node.meta["val"] = out.meta["val"]
+        else:
+            full(node, metadata=metadata, fake_mode=fake_mode)
+
+    return hook
+
+
+@contextlib.contextmanager
+def _lean_metadata() -> Iterator[None]:
+    """``_lean_metadata_hook`` in place of the converter's hook inside the block (where torch has one)."""
+    from torch._inductor.codegen import wrapper_fxir
+
+    full = getattr(wrapper_fxir, "_node_metadata_hook", None)
+    if full is None:
+        yield
+        return
+    with replaced(wrapper_fxir, "_node_metadata_hook", _lean_metadata_hook(full)):
+        yield
+
+
 @contextlib.contextmanager
 def _as_in_the_compile(planned: PlannedWrapper) -> Iterator[None]:
     """The graph, fake mode and compile-time tuning setting the compile had when it planned the lines."""
@@ -245,7 +283,7 @@ def convert(planned: PlannedWrapper, loaded: Mapping[str, Any] | None = None) ->
             refusal = _unsupported_kernel(converter, planned.lines)
             if refusal is not None:
                 return {"status": "unsupported", "reason": refusal}
-            with _kernel_table_restored(), kernels_with_python_functions(loaded):
+            with _kernel_table_restored(), kernels_with_python_functions(loaded), _lean_metadata():
                 gm = converter.generate()
                 nodes = _describe(gm)
     except Exception as error:

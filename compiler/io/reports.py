@@ -90,8 +90,9 @@ def numerics_from_json(data: dict[str, Any]) -> NumericsReport:
     )
 
 
-_KERNEL_FIGURES = ("duration_ns", "memory_sol", "compute_sol", "dram_percent", "l2_percent", "l1_percent",
-                   "dram_bandwidth", "l2_bandwidth", "l1_bandwidth", "achieved_occupancy", "theoretical_occupancy")
+_KERNEL_FIGURES = ("duration_ns", "dram_bytes", "memory_sol", "compute_sol", "dram_percent", "l2_percent",
+                   "l1_percent", "dram_bandwidth", "l2_bandwidth", "l1_bandwidth", "achieved_occupancy",
+                   "theoretical_occupancy")
 _KERNEL_COUNTS = ("registers", "shared_memory", "grid", "block", "samples", "instructions")
 
 
@@ -99,6 +100,7 @@ _KERNEL_COUNTS = ("registers", "shared_memory", "grid", "block", "samples", "ins
 def counters_to_json(r: CountersReport) -> dict[str, Any]:
     def kernel(k: KernelCounters) -> dict[str, Any]:
         return {"kernel": k.kernel, "graph": k.graph, "name": k.name, "device": k.device, "bound_by": k.bound_by,
+                "language": k.language, "device_kernels": list(k.device_kernels),
                 **{name: getattr(k, name) for name in _KERNEL_FIGURES + _KERNEL_COUNTS},
                 "stalls": k.stalls,
                 "lines": [{"line": ln.line, "file": ln.file, "samples": ln.samples, "not_issued": ln.not_issued,
@@ -122,6 +124,8 @@ def counters_from_json(data: dict[str, Any]) -> CountersReport:
     def kernel(d: dict[str, Any]) -> KernelCounters:
         return KernelCounters(kernel=str(d["kernel"]), name=str(d.get("name", d["kernel"])), graph=d.get("graph"),
                               device=str(d.get("device", "")), lines=[line(x) for x in d.get("lines", [])],
+                              language=str(d.get("language", "triton")),
+                              device_kernels=[str(n) for n in d.get("device_kernels") or []],
                               **{name: float(d.get(name, 0.0)) for name in _KERNEL_FIGURES},
                               **{name: int(d.get(name, 0)) for name in _KERNEL_COUNTS})
 

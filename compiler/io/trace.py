@@ -23,7 +23,9 @@ from ..model.records import from_dict, json_float, to_dict
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                             Wrapper)
 from ..model.wrapper_fx import WrapperFx, WrapperFxNode
+from . import compile_time as compile_time_json
 from . import dynamo as dynamo_json
+from . import export as export_json
 from . import sympy_text as sympy_io
 from .reports import (counters_from_json, counters_to_json, numerics_from_json, numerics_to_json, profile_from_json,
                       profile_to_json)
@@ -82,6 +84,8 @@ def _kernel(k: Kernel, packed_texts: bool = False, raw_ir: bool = False, with_ir
 
 def _wrapper(w: Wrapper) -> dict[str, Any]:
     out: dict[str, Any] = {"source": w.source, "kernel_lines": {str(k): v for k, v in w.kernel_lines.items()}}
+    if w.language != "python":
+        out["language"] = w.language
     if w.fx is not None:
         out["fx"] = wrapper_fx_to_json(w.fx)
     return out
@@ -250,9 +254,13 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         "counters": [counters_to_json(r) for r in c.counter_reports],
         **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
         **({"origin": _jsonable(c.origin)} if c.origin else {}),
+        **({"export": export_json.to_json(c.export)} if c.export is not None else {}),
     }
     if c.library_files:
         out["library_files"] = dict(c.library_files)
+    compile_time = compile_time_json.of(c)
+    if compile_time is not None:
+        out["compile_time"] = compile_time
     return out
 
 
@@ -305,6 +313,8 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             counter_reports=[counters_from_json(r) for r in data.get("counters") or []],
             library_files={str(f): str(lib) for f, lib in (data.get("library_files") or {}).items()},
             dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
+            export=export_json.from_json(data.get("export")),
+            compile_time_report=compile_time_json.from_json(data.get("compile_time")),
         )
     except TraceFormatError:
         raise
@@ -380,6 +390,7 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
         kernels=[_load_kernel(k) for k in g.get("kernels", [])],
         wrapper=Wrapper(source=wrapper.get("source", ""),
                         kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
+                        language=str(wrapper.get("language", "python")),
                         fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
         autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
                   for a in g.get("autotune", [])],
@@ -456,6 +467,8 @@ def kernel_ir_to_json(ir: KernelIR, packed_texts: bool = False, raw: bool = Fals
         cubin = copied.get("cubin")
         return {"raw": _pack({**copied, "cubin": base64.b64encode(cubin).decode("ascii") if cubin else None,
                               "arch": ir.pending.arch})}
+    if raw and isinstance(ir.pending, functools.partial) and ir.pending.func is _raw_ir_built:
+        return {"raw": ir.pending.args[0]}  # read raw from a trace and still unopened: written back as it came
     out = to_dict(ir, skip=("pending",))
     return packed(out, ("stages", "line_map")) if packed_texts else out
 

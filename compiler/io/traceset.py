@@ -8,6 +8,8 @@ from typing import Any
 from ..model import slots
 from ..model.errors import TraceFormatError
 from ..model.traceset import CompileSummary, Divergence, RankSummary, RankTrace, TraceSet
+from .compile_time import from_json as compile_time_from_json
+from .compile_time import to_json as compile_time_to_json
 from .trace import from_json as compilation_from_json
 
 SCHEMA = "inductor-explorer/traceset"
@@ -33,7 +35,8 @@ def to_json(ts: TraceSet) -> dict[str, Any]:
         "schema": SCHEMA, "version": VERSION, "path": ts.path, "problems": ts.problems,
         "divergence": [asdict(d) for d in ts.divergence],
         "ranks": [{"summary": summary_to_json(r.summary),
-                   "compilations": {cid: c.to_json() for cid, c in r.compilations().items()}}
+                   "compilations": {cid: c.to_json() for cid, c in r.compilations().items()},
+                   **({"compile_time": compile_time_to_json(r.compile_time)} if r.compile_time is not None else {})}
                   for r in ts.ranks.values()],
     }
 
@@ -51,7 +54,8 @@ def from_json(data: Any, origin: str = "traceset") -> TraceSet:
             summary = summary_from_json(entry["summary"])
             compilations = {str(cid): compilation_from_json(c, f"{origin} rank {summary.rank} {cid}")
                             for cid, c in (entry.get("compilations") or {}).items()}
-            ranks[summary.rank] = RankTrace(summary, compilations=compilations)
+            ranks[summary.rank] = RankTrace(summary, compilations=compilations,
+                                            compile_time=compile_time_from_json(entry.get("compile_time")))
         found = [Divergence(str(d["kind"]), str(d["summary"]), {str(k): str(v) for k, v in d["ranks"].items()},
                             d.get("compile_id")) for d in data.get("divergence", [])]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

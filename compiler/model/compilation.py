@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from . import progress, slots
+from .compile_time import CompileCall, CompileTimeReport
+from .compile_time_build import build as build_compile_time
 from .formatting import did_you_mean
 from .dynamo import DynamoStage
+from .export import ExportStage
 from .provenance import ProvenanceReport
 from .slots import Rendered
 from .stages import GraphCapture
@@ -37,6 +40,11 @@ class Compilation(Rendered):
     library_files: dict[str, str] = field(default_factory=dict)  # source file -> installed package it is in
     dynamo: DynamoStage = field(default_factory=DynamoStage)  # guards, graph breaks, symbols, recompiles
     origin: dict[str, Any] = field(default_factory=dict)  # where a loaded one came from: log, rank, compile id
+    # torch's compile events of each call that compiled (capture, recompiles), raw: c.compile_time builds on them
+    compile_calls: list[CompileCall] = field(default_factory=list, repr=False, compare=False)
+    compile_time_report: CompileTimeReport | None = field(default=None, repr=False, compare=False)  # built, or loaded
+    _compile_time_of: int = field(default=0, repr=False, compare=False)  # how many calls the report was built from
+    export: ExportStage | None = None  # an AOT compilation (explorer.export): the exported program and its package
 
     def __post_init__(self) -> None:
         for graph in self.graphs:
@@ -83,6 +91,21 @@ class Compilation(Rendered):
     @property
     def compile_metrics(self) -> list[Any]:
         return self.dynamo.compile_metrics
+
+    @property
+    def compile_time(self) -> CompileTimeReport:
+        """Where the compile's own time went (compiler/model/compile_time.py): the phase tree per frame and
+        graph, adding up to the wall time of the capture and its recompiles, charged to kernels, lines and
+        modules, with each recompile's cost and suggestions. Built on first use from the events kept."""
+        report = self.compile_time_report
+        if self.compile_calls and (report is None or self._compile_time_of != len(self.compile_calls)):
+            report = self.compile_time_report = build_compile_time(self.compile_calls, self.graphs, self.dynamo)
+            self._compile_time_of = len(self.compile_calls)
+        if report is None:
+            raise ValueError(f"{self.function}: no compile-time data (saved before compile times were recorded, or "
+                             "loaded from a log without chromium_event records); compile it again with "
+                             "explorer.compile(...)")
+        return report
 
     @property
     def kernels(self) -> list[Any]:
@@ -152,12 +175,14 @@ class Compilation(Rendered):
         return slots.with_edits(self, edits)
 
     def counters(self, kernels: Any = None, top: int = 10) -> Any:
-        """Hardware counters (Nsight Compute) of Triton kernels: per kernel the speed-of-light throughputs,
-        bandwidths, occupancy, resources and what bounds it; per kernel line the warp stalls by reason,
-        rolled up to post-grad nodes, FX nodes and your lines. ``kernels``: Kernel objects or ids (default:
-        the ``top`` slowest of the newest profile, or the first ``top`` Triton kernels without one). Each
-        kernel runs in a worker process under ``ncu`` on inputs of its real shapes (GPU with Nsight
-        Compute). The CountersReport is kept in ``counter_reports``."""
+        """Hardware counters (Nsight Compute) of GPU kernels, Triton and extern (cuBLAS, cuDNN, attention)
+        alike: per kernel the speed-of-light throughputs, bandwidths, occupancy, resources and what bounds
+        it; per Triton kernel line the warp stalls by reason, rolled up to post-grad nodes, FX nodes and
+        your lines (an extern kernel's samples go whole to its nodes). ``kernels``: Kernel objects or ids
+        (default: the ``top`` slowest of the newest profile, or the first ``top`` GPU kernels without one).
+        Each kernel runs in a worker process under ``ncu`` on inputs of its real shapes (GPU with Nsight
+        Compute); an extern call's device kernels are measured together. The CountersReport is kept in
+        ``counter_reports``."""
         report = slots.counters(self, kernels=kernels, top=top)
         self.counter_reports.append(report)
         return report
@@ -195,11 +220,13 @@ class Compilation(Rendered):
 
     def save(self, path: str | Path) -> Path:
         """Write the whole trace as JSON, gzip-compressed when ``path`` ends with ``.gz``. Kernel IR texts
-        and wrappers are packed (compiler/SCHEMA.md, "Packed parts"). Work a live capture left for first
-        use (the Triton IR's SASS and line maps, the wrapper as FX) is done now, shown as progress steps."""
+        and wrappers are packed (compiler/SCHEMA.md, "Packed parts"). A kernel IR nobody opened yet is
+        written as the capture copied it (SCHEMA.md, "Raw kernel IR"): its SASS and line maps are built
+        where the trace is read, when the kernel is opened (nvdisasm takes about 0.5 s a kernel, most of
+        a large model's save). The wrapper as FX is built now, shown as a progress step."""
         path = Path(path)
         with progress.task(f"save {self.function}"):
-            slots.write_json(slots.trace_json(self, packed_parts=True), path)
+            slots.write_json(slots.trace_json(self, packed_parts=True, raw_irs=True), path)
         return path
 
     def to_html(self, path: str | Path) -> Path:

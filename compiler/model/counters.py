@@ -1,10 +1,11 @@
 """Hardware counters of a kernel (Nsight Compute), per kernel and per line of the kernel's source.
 
-``KernelCounters`` holds what ncu measured for one launch of one kernel: its duration, the
-speed-of-light throughputs, bandwidths, occupancy, launch resources and, per source line, the warp
-stall samples by reason and the instructions executed. ``CountersReport`` holds one run of ncu over
-one or more kernels of a compilation, and the line figures rolled up through the explorer's provenance
-to post-grad nodes, FX nodes and the user's lines.
+``KernelCounters`` holds what ncu measured for one kernel: its duration, the speed-of-light
+throughputs, bandwidths, occupancy, launch resources and, per source line, the warp stall samples by
+reason and the instructions executed. A Triton kernel is one launch; an extern kernel (a cuBLAS,
+cuDNN or attention call) is every device kernel its call launched, combined (``combine``).
+``CountersReport`` holds one run of ncu over one or more kernels of a compilation, and the samples
+rolled up through the explorer's provenance to post-grad nodes, FX nodes and the user's lines.
 
 Stdlib only: a report loads and renders on a machine without CUDA or torch.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import slots
+from .provenance import computing_nodes
 from .slots import Rendered
 
 # ``bound_by`` threshold: a unit (memory or compute) working at this share of its peak or more binds.
@@ -63,18 +65,24 @@ class LineCounters:
 
 @dataclass(repr=False)
 class KernelCounters(Rendered):
-    """One launch of one kernel under Nsight Compute (``ncu --set full``); every figure is ncu's.
+    """One kernel under Nsight Compute (``ncu --set full``); every figure is ncu's.
 
     Percentages are of the device's peak (0-100). Bandwidths are bytes per second: ``dram_bandwidth``
     is DRAM bytes read and written (``dram__bytes.sum.per_second``), ``l2_bandwidth`` L2 sectors
     accessed times 32 bytes (``lts__t_sectors.sum.per_second``), ``l1_bandwidth`` bytes L1 returned to
     the SMs for loads (``derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second``).
+
+    An extern kernel's figures combine the device kernels its call launched (``device_kernels``, see
+    ``combine``) and have no lines: a library kernel has no source the explorer links to its nodes.
     """
 
     kernel: str  # explorer kernel id
-    name: str  # the kernel name ncu profiled
+    name: str  # the kernel name ncu profiled (an extern kernel: its longest device kernel)
     graph: str | None = None  # the graph id holding the kernel
+    language: str = "triton"  # the explorer kernel's language: triton | template | extern
+    device_kernels: list[str] = field(default_factory=list)  # one name per profiled launch, in launch order
     duration_ns: float = 0.0
+    dram_bytes: float = 0.0  # DRAM bytes read and written (dram__bytes_read.sum + dram__bytes_write.sum)
     memory_sol: float = 0.0  # Memory Throughput: the busiest memory unit, % of its peak
     compute_sol: float = 0.0  # Compute (SM) Throughput: the busiest SM pipe, % of its peak
     dram_percent: float = 0.0
@@ -125,10 +133,42 @@ class KernelCounters(Rendered):
         return sorted(self.lines, key=lambda line: -line.samples)[:n]
 
     def __repr__(self) -> str:
-        return (f"KernelCounters({self.kernel}: {self.duration_ns / 1e3:.2f} us, {self.bound_by}-bound "
+        launched = f" [{', '.join(dict.fromkeys(self.device_kernels))}]" if self.language == "extern" else ""
+        return (f"KernelCounters({self.kernel}{launched}: {self.duration_ns / 1e3:.2f} us, {self.bound_by}-bound "
                 f"(memory {self.memory_sol:.1f}%, compute {self.compute_sol:.1f}%), "
                 f"DRAM {self.dram_bandwidth / 1e9:.0f} GB/s, occupancy {self.achieved_occupancy:.1f}% of "
                 f"{self.theoretical_occupancy:.1f}%, {self.registers} registers, {self.samples} stall samples)")
+
+
+# Figures of one launch that a combination weights by the launch's duration: a rate or a share of peak
+# over a stretch of time (a bandwidth so combined is the bytes moved over the time taken).
+_TIME_WEIGHTED = ("memory_sol", "compute_sol", "dram_percent", "l2_percent", "l1_percent", "dram_bandwidth",
+                  "l2_bandwidth", "l1_bandwidth", "achieved_occupancy", "theoretical_occupancy")
+_SUMMED = ("duration_ns", "dram_bytes", "samples", "instructions")
+_OF_THE_LONGEST = ("name", "registers", "shared_memory", "grid", "block")
+
+
+def combine(launches: list[KernelCounters], kernel: str, graph: str | None = None,
+            language: str = "extern") -> KernelCounters:
+    """One kernel's counters from several profiled launches (the device kernels one extern call made).
+
+    Durations, DRAM bytes, stall samples and instructions add up. Rates and shares of peak (speed of
+    light, throughputs, bandwidths, occupancy) are averaged weighted by each launch's duration, so a
+    bandwidth stays the bytes moved over the time taken and a 2 us split-K reduction does not count as
+    much as the 40 us gemm before it. Launch resources (registers, shared memory, grid, block) and
+    ``name`` are those of the longest launch. ``device_kernels`` lists every launch's name in order."""
+    if not launches:
+        raise ValueError(f"no launch to combine for {kernel}: its call launched no device kernel")
+    total = sum(k.duration_ns for k in launches)
+    weights = [k.duration_ns / total if total else 1 / len(launches) for k in launches]
+    longest = max(launches, key=lambda k: k.duration_ns)
+    figures: dict[str, Any] = {name: sum(w * getattr(k, name) for w, k in zip(weights, launches))
+                               for name in _TIME_WEIGHTED}
+    figures.update({name: sum(getattr(k, name) for k in launches) for name in _SUMMED})
+    figures.update({name: getattr(longest, name) for name in _OF_THE_LONGEST})
+    return KernelCounters(kernel=kernel, graph=graph, language=language, device=longest.device,
+                          device_kernels=[name for k in launches for name in (k.device_kernels or [k.name])],
+                          **figures)
 
 
 @dataclass(repr=False)
@@ -138,8 +178,11 @@ class CountersReport(Rendered):
     The roll-up follows ``c.profile()``'s rule (spread evenly): a line's samples are split equally over
     the post-grad nodes ``k.line_nodes`` links it to; a line linked to none (indexing, masks, inlined
     library lines) is split equally over all of the kernel's post-grad nodes, as a profile spreads a
-    kernel's time. Each post-grad node's share then goes equally to the FX nodes it came from and to
-    its own user line. Each map sums to the samples of the kernels with such links.
+    kernel's time. A kernel without line figures (an extern call: cuBLAS, cuDNN, attention) gives its
+    whole samples to the post-grad nodes that compute something (``provenance.computing_nodes``: the
+    matmul, not the views of its operands). Each post-grad node's share then goes equally to the FX
+    nodes it came from and to its own user line. Each map sums to the samples of the kernels with such
+    links.
     """
 
     kernels: list[KernelCounters]
@@ -199,6 +242,10 @@ def roll_up(report: CountersReport, graphs: Iterable[Any]) -> CountersReport:
             names = [n for n in linked if n in pg_nodes] or [n for n in kernel.post_grad_nodes if n in pg_nodes]
             for name in names:
                 node_share[name] += line.samples / len(names)
+        if not counters.lines and counters.samples:
+            names = [n for n in computing_nodes(kernel, pg_nodes) if n in pg_nodes]
+            for name in names:
+                node_share[name] += counters.samples / len(names)
         for name, samples in node_share.items():
             post_grad[graph.id][name] += samples
             node = pg_nodes[name]

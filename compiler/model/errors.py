@@ -18,6 +18,16 @@ class CompileError(RuntimeError):
         self.partial = partial
 
 
+class ExportError(CompileError):
+    """torch.export could not export the model: torch's reason with the user's line, then ``hint``, what to
+    try (non-strict export, ``torch.cond`` for a data-dependent branch, dynamic shapes). Nothing was
+    compiled; the original exception is chained."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__("export", f"{message}\n\nWhat to try: {hint}" if hint else message, None)
+        self.hint = hint
+
+
 class TraceFormatError(ValueError):
     """A trace file that is not valid JSON of this schema, or of a newer schema version."""
 

@@ -199,3 +199,77 @@ class _Reader:
 def _dtype(node: ast.expr | None) -> str:
     """``torch.float32`` -> ``"float32"`` (torch's default dtype when absent)."""
     return "float32" if node is None else ast.unparse(node).removeprefix("torch.")
+
+
+class ExternCall(TypedDict):
+    """An extern kernel's call as the wrapper makes it: the callee as written (``extern_kernels.mm``,
+    ``torch.ops.aten._scaled_dot_product_efficient_attention.default``) and its arguments, each a
+    ``TensorSpec``, a number, ``None``, a bool, a string, ``{"attribute": "torch.bfloat16"}`` for a torch
+    constant, or a list of these."""
+
+    function: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+def extern_call(kernel: Any, wrapper_source: str) -> ExternCall:
+    """How the wrapper calls the extern ``kernel`` (its first call line), with every tensor argument as
+    the layout it had there: ``extern_kernels.mm(arg0_1, reinterpret_tensor(buf3, ...), out=buf4)``.
+
+    Layouts are read as for ``launch_args``. A buffer an earlier extern op returned is known only by the
+    layout the wrapper asserts for it; when the assertion names no dtype (torch 2.11 to 2.13), it takes
+    the dtype of the call's other tensors, as the operands of a matmul or attention share one."""
+    calls = kernel_io.kernel_calls(kernel, wrapper_source)
+    if not calls:
+        raise ValueError(f"no call of {kernel.id} in the wrapper (its wrapper lines: {kernel.wrapper_lines}): the "
+                         "arguments it was called with are not in this trace")
+    line = wrapper_source.splitlines()[calls[0].line - 1].strip()
+    call = ast.parse(line).body[0].value  # kernel_calls parsed this very line as a call (or an assigned one)
+    reader = _Reader(ast.parse(wrapper_source), f"the wrapper's line {calls[0].line} ({line})")
+    nodes = [*call.args, *(k.value for k in call.keywords)]
+    values = _extern_values(reader, nodes, None)
+    dtypes = [v["dtype"] for v in _tensors(values)]
+    if any(v is _UNRESOLVED for v in values):
+        values = _extern_values(reader, nodes, dtypes[0] if dtypes else None, strict=True)
+    named = [k.arg for k in call.keywords]
+    if None in named:
+        raise ValueError(f"the wrapper's line {calls[0].line} ({line}) passes **keywords, which this reader "
+                         "does not know")
+    return ExternCall(function=ast.unparse(call.func), args=values[:len(call.args)],
+                      kwargs=dict(zip([str(n) for n in named], values[len(call.args):])))
+
+
+_UNRESOLVED = object()
+
+
+def _extern_values(reader: _Reader, nodes: list[ast.expr], declared: str | None, strict: bool = False) -> list[Any]:
+    """Each argument's value; ``_UNRESOLVED`` for a tensor whose dtype is not known yet (unless ``strict``)."""
+    out: list[Any] = []
+    for node in nodes:
+        try:
+            out.append(_extern_value(reader, node, declared))
+        except (KeyError, ValueError) as error:
+            if strict:
+                raise error if isinstance(error, ValueError) else reader.fail(node, "its layout is not in the wrapper")
+            out.append(_UNRESOLVED)
+    return out
+
+
+def _extern_value(reader: _Reader, node: ast.expr, declared: str | None) -> Any:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [_extern_value(reader, item, declared) for item in node.elts]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Attribute) and ast.unparse(node).startswith("torch."):
+        return {"attribute": ast.unparse(node)}
+    return reader.value(node, declared, "cuda")
+
+
+def _tensors(values: list[Any]) -> list[TensorSpec]:
+    found: list[TensorSpec] = []
+    for value in values:
+        if isinstance(value, list):
+            found += _tensors(value)
+        elif isinstance(value, dict) and "shape" in value:
+            found.append(value)  # type: ignore[arg-type]
+    return found

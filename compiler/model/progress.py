@@ -35,7 +35,13 @@ class Step:
 
 
 Display = Callable[[Step], None]
-_display_factory: Callable[[str], Display | None] = lambda task: None
+
+
+def _no_display(task: str) -> Display | None:
+    return None
+
+
+_display_factory: Callable[[str], Display | None] = _no_display
 _current: contextvars.ContextVar[Task | None] = contextvars.ContextVar("explorer_progress_task", default=None)
 
 

@@ -87,6 +87,8 @@ traceset_json: Action[Callable[..., Any]] = Action("ts.to_json()", "io")
 rank_summary_json: Action[Callable[..., Any]] = Action("RankSummary.to_json()", "io")
 chrome_trace: Action[Callable[..., Any]] = Action("Profile.chrome_trace()", "io")
 counters_json: Action[Callable[..., Any]] = Action("CountersReport.to_json()", "io")
+compile_time_json: Action[Callable[..., Any]] = Action("CompileTimeReport.to_json()", "io")
+compile_time_chrome_trace: Action[Callable[..., Any]] = Action("CompileTimeReport.to_chrome_trace()", "io")
 # render/: summaries that are not one object's rendering
 html_summary: Action[Callable[..., str]] = Action("the compilation summary", "render")
 

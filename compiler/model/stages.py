@@ -199,6 +199,7 @@ class Kernel(Rendered):
 class Wrapper(Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
+    language: str = "python"  # python | cpp (cpp_wrapper, and every AOT compilation)
     fx: Any = None  # WrapperFx (compiler/model/wrapper_fx.py): the same wrapper as an FX graph, or why not
     # Set by a live capture: makes ``fx`` when it is first read (saving a trace reads it). Running
     # Inductor's FX converter inside the capture cost more than the compile itself, for a view few

@@ -65,7 +65,7 @@ class RankSummary:
 class Divergence:
     """One way the ranks did not compile alike."""
 
-    kind: str  # graph | recompile | graph_break | compile_time
+    kind: str  # graph | recompile | graph_break | compile_time | compile_phase (ts.compile_time_divergence())
     summary: str
     ranks: dict[str, str]  # rank -> what that rank did
     compile_id: str | None = None
@@ -113,6 +113,23 @@ def divergence(summaries: list[RankSummary], slow_ratio: float = SLOW_RATIO,
     return found
 
 
+def compile_time_divergence(reports: dict[str, Any], slow_ratio: float = SLOW_RATIO,
+                            slow_seconds: float = SLOW_SECONDS) -> list[Divergence]:
+    """Phases (CompileTimeReport categories) where one rank spent much longer than the median rank."""
+    if len(reports) < 2:
+        return []
+    splits = {rank: report.categories() for rank, report in reports.items()}
+    found: list[Divergence] = []
+    for category in dict.fromkeys(c for split in splits.values() for c in split):
+        seconds = {rank: split.get(category, 0.0) for rank, split in splits.items()}
+        median = statistics.median(seconds.values())
+        for rank, value in seconds.items():
+            if value > slow_ratio * median and value - median >= slow_seconds:
+                found.append(Divergence("compile_phase", f"rank {rank} spent {value:.2f} s in {category}, the median "
+                                                         f"rank {median:.2f} s", {r: f"{v:.2f} s" for r, v in seconds.items()}))
+    return found
+
+
 def _groups(values: dict[str, Any]) -> list[list[str]]:
     groups: dict[Any, list[str]] = {}
     for rank, value in values.items():
@@ -124,11 +141,22 @@ class RankTrace(Rendered):
     """One rank's compilations, by compile id (built from its log on first access)."""
 
     def __init__(self, summary: RankSummary, index: Any = None, build: Callable[[Any, str], Compilation] | None = None,
-                 compilations: dict[str, Compilation] | None = None) -> None:
+                 time_compiles: Callable[[Any, str], Any] | None = None,
+                 compilations: dict[str, Compilation] | None = None, compile_time: Any = None) -> None:
         self.summary = summary
         self.index = index  # the rank's log index (compiler/pipeline/trace_import.py) while its log is read
         self.build = build  # (index, compile id) -> that compile's Compilation, read from the log
+        self.time_compiles = time_compiles  # (index, rank) -> the rank's CompileTimeReport, read from the log
         self._compilations: dict[str, Compilation] = dict(compilations or {})
+        self._compile_time = compile_time
+
+    @property
+    def compile_time(self) -> Any:
+        """Where this rank's compile time went, over its whole log (a CompileTimeReport, its phases as
+        torch timed them; None when the log holds no timer events). Read from the log when first asked."""
+        if self._compile_time is None and self.time_compiles is not None and self.index is not None:
+            self._compile_time = self.time_compiles(self.index, self.rank)
+        return self._compile_time
 
     @property
     def rank(self) -> str:
@@ -186,6 +214,12 @@ class TraceSet(Rendered):
     @property
     def summaries(self) -> list[RankSummary]:
         return [r.summary for r in self.ranks.values()]
+
+    def compile_time_divergence(self) -> list[Divergence]:
+        """Phases where one rank spent much longer compiling than the median rank (each rank's report is
+        read from its log now, if not yet)."""
+        reports = {rank: r.compile_time for rank, r in self.ranks.items() if r.compile_time is not None}
+        return compile_time_divergence(reports)
 
     def to_json(self) -> dict[str, Any]:
         """Every rank's summary and every compilation (built now if not yet), plus the divergence."""

@@ -19,7 +19,7 @@ from ..model.kernel_ir import KernelIR, RawKernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                             Wrapper)
 from . import feature_scan as features
-from . import frames, sass, triton_meta, wrapper_code
+from . import cpp_wrapper_code, frames, sass, triton_meta, wrapper_code
 from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
 from .ir_line_maps import kernel_ir
 from .memory_plan import build_timeline
@@ -41,6 +41,9 @@ class InnerRecord:
     fused: list[dict[str, Any]] = field(default_factory=list)
     refused: list[tuple[str, str, str]] = field(default_factory=list)
     wrapper: str = ""
+    wrapper_language: str = "python"  # cpp: a C++ wrapper (cpp_wrapper, AOTInductor), read by cpp_wrapper_code
+    kernel_code: str = ""  # an AOT package's kernel file (its C++ kernels are defined there, not in the wrapper)
+    python_pass: str = ""  # AOT on a GPU: the Python wrapper of codegen's first pass, holding the Triton sources
     provenance: dict[str, list[str]] = field(default_factory=dict)
     kernel_traces: dict[str, list[str]] = field(default_factory=dict)
     node_lines: dict[str, set[str]] = field(default_factory=dict)
@@ -80,9 +83,10 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
     wrapper = Wrapper(
         source=record.wrapper,
         kernel_lines={line: k.id for k in kernels for line in k.wrapper_lines},
+        language=record.wrapper_language,
     )
     memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
-    if record.wrapper_fx is not None:
+    if record.wrapper_fx is not None and record.wrapper_language == "python":  # the FX converter reads Python lines
         wrapper.fx_pending = functools.partial(_wrapper_fx, record.wrapper_fx, kernels, loop_ir, memory,
                                                record.compiled_fn)
     graph = GraphCapture(
@@ -167,9 +171,17 @@ def _split_key(key: str) -> str:
     return name if sep and handle.isdigit() else key
 
 
+def _wrapper_index(record: InnerRecord) -> tuple[dict[str, Any], dict[str, tuple[int, str]]]:
+    """The kernels the wrapper defines or calls, and the wrapper line each provenance key annotates."""
+    if record.wrapper_language == "cpp":
+        python_kernels = wrapper_code.kernel_definitions(record.python_pass) if record.python_pass else {}
+        return (cpp_wrapper_code.kernel_definitions(record.wrapper, record.kernel_code, python_kernels),
+                cpp_wrapper_code.handle_call_lines(record.wrapper))
+    return wrapper_code.kernel_definitions(record.wrapper), wrapper_code.handle_call_lines(record.wrapper)
+
+
 def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> list[Kernel]:
-    definitions = wrapper_code.kernel_definitions(record.wrapper)
-    call_lines = wrapper_code.handle_call_lines(record.wrapper)
+    definitions, call_lines = _wrapper_index(record)
     base_counts = Counter(_split_key(key) for key in record.provenance)
     kernels: list[Kernel] = []
     defined: dict[str, Kernel] = {}  # kernel name -> its Kernel, for kernels the wrapper defines

@@ -13,22 +13,27 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_ids, dynamo_codes, environment, errors, hooks, inductor_config, memory_estimate,
-                      scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
+from .._torch import (compile_events, compile_ids, dynamo_codes, environment, errors, hooks, inductor_config,
+                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from ..model import progress
 from ..model.compilation import Compilation
+from ..model.compile_time import CompileCall
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
-from . import compile_errors, frames, toggles
+from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
 from .specs import tensor_specs, user_sources
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
+COMPILE_TIME_READS = frozenset({"chromium_event"})  # torch's timers (dynamo_timed), kept for c.compile_time
+# Whether captures keep what c.compile_time is built from (torch's timer events, the hooks' own time).
+# On by default; benchmarks/compile_time.py turns it off to measure what keeping them costs.
+RECORD_COMPILE_TIME = True
 
 
 class _Recorder:
@@ -55,6 +60,40 @@ class _Recorder:
         self.codes: dict[types.CodeType, bool] = {}  # code Dynamo converted -> it had no cache entry before
         self.held: set[types.CodeType] = set()  # codes a Compilation holds (dynamo_codes.hold)
         self.entry_code: types.CodeType | None = None  # our private copy of the entry function's code
+        # compile time (compiler/model/compile_time.py): torch's chromium events and the explorer's own
+        # intervals of the call running now, raw; the report is built when first asked for
+        self.call_start = 0
+        self.collecting_from = 0  # when torch returned and the explorer began reading what it captured
+        self.chromium_events: list[dict[str, Any]] = []
+        self.hook_intervals: list[tuple[str, int, int]] = []
+        self.autotune_owners: list[tuple[int, int, tuple[str, ...], int]] = []
+        self.record_time = RECORD_COMPILE_TIME
+
+    def timed(self, hook: Callable[..., Any]) -> Callable[..., Any]:
+        """``hook`` with its own time noted: what the explorer adds inside torch's phases is its own row."""
+        if not self.record_time:
+            return hook
+        name, intervals = hook.__name__, self.hook_intervals
+
+        def timed_hook(*args: Any, **kwargs: Any) -> Any:
+            start = time.time_ns()
+            try:
+                return hook(*args, **kwargs)
+            finally:
+                intervals.append((name, start, time.time_ns()))
+
+        return timed_hook
+
+    def begin_call(self) -> None:
+        """A call that may compile starts: its events are kept apart from the previous call's."""
+        self.call_start = time.time_ns()
+        self.chromium_events, self.hook_intervals, self.autotune_owners = [], [], []
+
+    def end_call(self, kind: str, collecting_from: int) -> CompileCall:
+        """The call's record, its collecting (after torch returned) counted as the explorer's own."""
+        end = time.time_ns()
+        self.hook_intervals.append(("collecting stages", collecting_from, end))
+        return CompileCall(kind, self.call_start, end, self.chromium_events, self.hook_intervals, self.autotune_owners)
 
     def enter(self, stage: str) -> None:
         """Move on to ``stage`` and report it as progress (going back to an outer stage is not reported:
@@ -65,22 +104,25 @@ class _Recorder:
     @contextlib.contextmanager
     def capturing(self) -> Iterator[None]:
         """Every capture hook, for the first call and for each later run that may recompile."""
+        timed = self.timed
+        timer_records = COMPILE_TIME_READS if self.record_time else frozenset()
         with hooks.capture_hooks(
-            settings={**hooks.device_settings(self.device), **self.settings},
-            on_pre_fusion=self.on_pre_fusion,
-            on_post_fusion=self.on_post_fusion,
-            on_output_code=self.on_output_code,
-            on_node_lines=self.on_node_lines,
-            on_kernel_nodes=self.on_kernel_nodes,
-            on_fusion_refused=self.on_fusion_refused,
-            on_autotune=self.on_autotune,
-            on_converted_code=self.on_converted_code,
-            on_combo_kernel=self.on_combo_kernel,
-            on_pad_mm=self.on_pad_mm,
-            on_wrapper_planned=self.on_wrapper_planned,
-            on_operation_lowered=self.on_operation_lowered,
+            settings={**hooks.device_settings(self.device), **hooks.wrapper_settings(self.settings), **self.settings},
+            on_pre_fusion=timed(self.on_pre_fusion),
+            on_post_fusion=timed(self.on_post_fusion),
+            on_output_code=timed(self.on_output_code),
+            on_node_lines=timed(self.on_node_lines),
+            on_kernel_nodes=timed(self.on_kernel_nodes),
+            on_fusion_refused=timed(self.on_fusion_refused),
+            on_autotune=timed(self.on_autotune),
+            on_converted_code=timed(self.on_converted_code),
+            on_combo_kernel=timed(self.on_combo_kernel),
+            on_pad_mm=timed(self.on_pad_mm),
+            on_wrapper_planned=timed(self.on_wrapper_planned),
+            on_operation_lowered=timed(self.on_operation_lowered),
         ), structured_trace.on_trace_records(
-            self.on_trace_record, self.trace_dir, self.log_path, reads=READS, payloads=PAYLOADS,
+            timed(self.on_trace_record), self.trace_dir, self.log_path, reads=READS | timer_records,
+            payloads=PAYLOADS | timer_records,
         ) as path, shape_mode.compiling_with(self.dynamic):
             self.log_path = path
             yield
@@ -89,7 +131,7 @@ class _Recorder:
     def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
         self.enter("aot")
         with inductor_config.patched(self.settings):  # also for recompiles after the capture
-            compiled = _backend.make_backend(self.on_dynamo_graph, self.around_inner)(gm, example_inputs)
+            compiled = _backend.make_backend(self.timed(self.on_dynamo_graph), self.around_inner)(gm, example_inputs)
         self.stage = "tracing"
         progress.step("run", detail=f"graph {len(self.inner)} compiled; running it (or tracing on after a break)")
         return compiled
@@ -165,7 +207,10 @@ class _Recorder:
         if self.current is None:
             return
         self.enter("kernel compile")
-        self.current.wrapper = code
+        cpp = cpp_wrapper_code.cpp_source(code)  # cpp_wrapper: the C++ inside the Python module is the wrapper
+        self.current.wrapper = code if cpp is None else cpp
+        if cpp is not None:
+            self.current.wrapper_language, self.current.python_pass = "cpp", code
         self.current.provenance, self.current.kernel_traces = provenance_tables()
 
     def on_wrapper_planned(self, wrapper: Any) -> None:
@@ -202,11 +247,30 @@ class _Recorder:
         target = self.current or (self.inner[-1] if self.inner else None)
         if target is not None and self.active:
             target.autotune.append(AutotuneRecord(kernel, choice, time_ms, chosen, source))
+            if source == "select_algorithm" and self.record_time:
+                self.note_autotune_owner(target)
             self.autotuned += 1
             progress.step("autotuning", done=self.autotuned, detail=f"{self.autotuned} choices timed, last for {kernel}")
 
+    def note_autotune_owner(self, target: InnerRecord) -> None:
+        """Which nodes the autotuning reporting now was for (one note per autotuning, its choices counted)."""
+        graph = next((i for i, record in enumerate(self.inner) if record is target), None)
+        if graph is None:  # not a graph of this capture's calls: nothing to charge the autotuning to
+            return
+        names = target.names or (StageNames(target.post_grad_module) if target.post_grad_module is not None else None)
+        nodes = tuple(sorted(names.name_of(n) for n in compile_events.autotuned_nodes())) if names else ()
+        last = self.autotune_owners[-1] if self.autotune_owners else None
+        if last is not None and last[1:3] == (graph, nodes):
+            self.autotune_owners[-1] = (*last[:3], last[3] + 1)
+        else:
+            self.autotune_owners.append((time.time_ns(), graph, nodes, 1))
+
     def on_trace_record(self, record: Record) -> None:
-        if self.dynamo.reads(record):
+        if record.kind in COMPILE_TIME_READS and self.record_time:
+            event = record.json_payload()
+            if isinstance(event, dict):
+                self.chromium_events.append(event)
+        elif self.dynamo.reads(record):
             self.dynamo.add(record)
 
     def on_converted_code(self, code: types.CodeType, fresh: bool) -> None:
@@ -248,9 +312,11 @@ class _Recorder:
         join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
         start, frames = len(self.inner), copy.deepcopy(self.dynamo.frames)
         self.active, self.stage = True, "tracing"
+        self.begin_call()
         try:
             with self.capturing():
                 outputs = compilation.compiled(*inputs, **kwargs)
+            collecting_from = time.time_ns()
         except Exception as error:
             del self.inner[start:]
             self.dynamo.frames = frames
@@ -266,6 +332,7 @@ class _Recorder:
             for file, lines in user_sources(new).items():
                 compilation.sources.setdefault(file, {}).update(lines)
             add_sources(compilation.sources, compilation.dynamo, self.dynamo.line_texts)
+        compilation.compile_calls.append(self.end_call("recompile", collecting_from))
         return outputs
 
 
@@ -359,6 +426,7 @@ def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any,
              settings: dict[str, Any], backward: bool, dynamic: bool | None, kwargs: Mapping[str, Any] | None,
              trace_dir: str | Path | None) -> Compilation:
     recorder = _Recorder(settings, device, trace_dir, dynamic)
+    recorder.begin_call()
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
     progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend)  # dynamic: patched while compiling (recorder)
@@ -376,8 +444,9 @@ def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str,
     grad_enabled = torch.is_grad_enabled()
     started = time.perf_counter()
     mark = timing.mark()
+    recorder.hook_intervals.append(("entering the capture", recorder.call_start, time.time_ns()))
     with recorder.capturing():
-        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device)}
+        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device), **hooks.wrapper_settings(settings)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
                      if key not in internal or key in settings}
         try:
@@ -388,7 +457,9 @@ def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str,
                 if not roots:
                     raise ValueError("backward=True, but no output requires grad: give inputs or parameters requires_grad=True")
                 torch.autograd.backward(roots, [torch.ones_like(r) for r in roots])
+            recorder.collecting_from = time.time_ns()
         except Exception as error:
+            recorder.collecting_from = time.time_ns()
             recorder.active = False
             stage = _failed_stage(recorder.stage, error)
             partial = _compilation(recorder, name, device, config, settings, overrides, inputs, None,
@@ -445,4 +516,5 @@ def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[st
         **meta,
     )
     recorder.hold_codes(compilation)
+    compilation.compile_calls.append(recorder.end_call("capture", recorder.collecting_from))
     return compilation

@@ -80,10 +80,6 @@ class DynamoRecords:
     def reads(record: Record) -> bool:
         return record.name in READS
 
-    @staticmethod
-    def needs_payload(record: Record) -> bool:
-        return record.name in PAYLOADS
-
     # --- adding records ----------------------------------------------------------------------
     def add(self, record: Record) -> None:
         name = record.name

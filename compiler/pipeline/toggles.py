@@ -63,6 +63,8 @@ TOGGLES: dict[str, Toggle] = {
                "Let a kernel write its output over an input it was the last reader of (in-place updates)."),
         Toggle("reorder_for_peak_memory", ("reorder_for_peak_memory",),
                "Reorder the scheduled kernels to lower the estimated peak memory."),
+        Toggle("cpp_wrapper", ("cpp_wrapper",),
+               "Generate the wrapper as C++ compiled with the kernels (less Python per call), as AOTInductor does."),
     )
 }
 

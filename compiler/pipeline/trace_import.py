@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..model.compilation import Compilation
+from ..model.compile_time import CompileCall
 from ..model.errors import TraceLoadError
 from ..model.formatting import did_you_mean
 from ..model.stages import FxStage, GraphCapture
 from ..model.trace_log import LogProblems, Record, Span, read_records
+from . import aot_log
 from .assemble import InnerRecord, assemble_stages
 from .dynamo_records import DynamoRecords, add_sources
 from .fx_text import link, parse, user_lines
@@ -43,6 +45,7 @@ SKIPPED_KINDS = frozenset({"artifact", "chromium_event", "describe_storage", "du
                            "guard_on_data_dependent_error", "exported_program", "dynamo_guards"})
 TESTED_TORCH = ("2.11", "2.12", "2.13", "2.14")  # the releases whose logs the tests read
 _SUMMARY_PAYLOADS = frozenset({"dynamo_graph_break_reason", "recompile_reasons", "torch_version"})
+_TIMER_EVENTS = "chromium_event"  # torch's timers, read back when a compile-time report is asked for
 _RANK_IN_NAME = re.compile(r"rank_(\d+)_")
 _AOT_ID = re.compile(r"#\s*AOT ID: \['\d+_(?P<kind>\w+)'\]")
 _AOT_KINDS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -99,14 +102,40 @@ class LogIndex:
     dynamo: DynamoRecords = field(default_factory=DynamoRecords)
 
 
+def timer_call(records: list[Record]) -> CompileCall | None:
+    """The chromium events among ``records`` as one call spanning them (None when there are none)."""
+    events = []
+    for record in records:
+        if record.kind == _TIMER_EVENTS and record.payload:
+            try:
+                event = json.loads(record.payload)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+    stamps = [int(float(e.get("ts", 0)) * 1000) for e in events]
+    return CompileCall("log", min(stamps), max(stamps), events) if stamps else None
+
+
+def rank_timer_call(index: LogIndex) -> CompileCall | None:
+    """Every timer event of the log, streamed once more (the index keeps none: memory stays bounded)."""
+    with open(index.path, "rb") as stream:
+        records = [record for record, _ in read_records(stream, LogProblems(),
+                                                        wants_payload=lambda r: r.kind == _TIMER_EVENTS)
+                   if record.kind == _TIMER_EVENTS]
+    return timer_call(records)
+
+
 def index_log(path: Path) -> LogIndex:
     """Stream one log and index it (payloads are read past, not kept)."""
     stat = path.stat()
     index = LogIndex(path=path, size=stat.st_size, mtime=stat.st_mtime)
     open_segment: Span | None = None
+    aot_ids = aot_log.Ids()  # AOTInductor's records carry no compile id: they get one of their own
     with open(path, "rb") as stream:
         for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS):
             index.records += 1
+            aot_ids.assign(record)
             if index.rank is None and record.rank is not None:
                 index.rank = record.rank
             if record.compile_id is None:
@@ -154,7 +183,7 @@ def _note(index: LogIndex, record: Record) -> None:
 
 def _check_complete(index: LogIndex) -> None:
     finished = {m.compile_id for m in index.dynamo.stage({}).compile_metrics if m.kind == "frame"}
-    started = [cid for cid in index.compiles if not cid.startswith("!")]  # compiled autograd ids aside
+    started = [cid for cid in index.compiles if not cid.startswith("!") and not aot_log.is_aot(cid)]  # Dynamo's own
     unfinished = [cid for cid in started if cid not in finished]
     if unfinished:
         index.problems.notes.append(f"compile(s) {', '.join(unfinished)} have no compilation_metrics record: they "
@@ -186,8 +215,8 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
             stream.seek(segment.start)
             chunk = io.BytesIO(stream.read(segment.end - segment.start))
             for record, _ in read_records(chunk, LogProblems(), first_line=segment.line, start=segment.start,
-                                          wants_payload=lambda r: r.compile_id == compile_id and _wanted(r)):
-                if record.compile_id != compile_id or not _wanted(record):
+                                          wants_payload=lambda r: aot_log.belongs(r, compile_id) and _wanted(r)):
+                if not aot_log.belongs(record, compile_id) or not _wanted(record):
                     continue
                 if not record.payload_intact():
                     index.problems.checksum_mismatches.append(record.line)
@@ -197,7 +226,8 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
 
 
 def _wanted(record: Record) -> bool:
-    return record.name in GRAPH_KINDS or DynamoRecords.reads(record)
+    return (record.name in GRAPH_KINDS or record.kind == _TIMER_EVENTS or DynamoRecords.reads(record)
+            or aot_log.part(record) is not None or (record.compile_id or "").startswith(aot_log.PREFIX))
 
 
 @dataclass
@@ -207,6 +237,8 @@ class _Inner:
     mappings: dict[str, Any] = field(default_factory=dict)
     traces: dict[str, list[str]] = field(default_factory=dict)
     kind: str = ""
+    language: str = "python"  # cpp: an AOT compile's C++ wrapper
+    kernel_code: str = ""  # an AOT compile's kernel file
 
 
 def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
@@ -218,8 +250,13 @@ def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
         name = record.name
         if DynamoRecords.reads(record):
             dynamo.add(record)
-        if name == "dynamo_output_graph":
+        if name == "dynamo_output_graph" or (name == aot_log.FX_GRAPH and aot_log.is_aot(compile_id)):
             fx_code = record.payload or ""
+        elif aot_log.code_of(record) == aot_log.WRAPPER:
+            inner = _current(inners, lambda i: not i.output_code)
+            inner.output_code, inner.language, inner.kind = record.payload or "", "cpp", "inference"
+        elif aot_log.code_of(record) == aot_log.KERNELS:
+            _current(inners, lambda i: not i.kernel_code).kernel_code = record.payload or ""
         elif name in _AOT_KINDS:
             aot_kinds.append(_AOT_KINDS[name])
         elif name == "inductor_post_grad_graph":
@@ -251,7 +288,8 @@ def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
     device = tensors.device() or ("cuda" if any(k.language in ("triton", "template") for g in graphs
                                                  for k in g.kernels) else "cpu")
     return Compilation(
-        function=(frame.function if frame else "") or str(metrics.get("co_name") or "?"),
+        function=(frame.function if frame else "") or str(metrics.get("co_name") or
+                                                          ("AOTInductor" if aot_log.is_aot(compile_id) else "?")),
         device=device, device_name=f"{device} (from a TORCH_TRACE log)",
         torch=str(metrics.get("pytorch_version") or index.torch or "?"),
         triton=metrics.get("triton_version") or None,
@@ -260,6 +298,7 @@ def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
         backward=any(g.kind == "backward" for g in graphs), timings=_timings(stage.compile_metrics),
         inputs=tensors.inputs(), output_specs=[], graphs=graphs, sources=sources, dynamo=stage,
         origin={"log": str(index.path), "rank": index.rank, "compile_id": compile_id},
+        compile_calls=[call] if (call := timer_call(records)) is not None else [],
     )
 
 
@@ -289,7 +328,7 @@ def _graphs(fx_code: str, inners: list[_Inner], aot_kinds: list[str]) -> list[Gr
         provenance = inner.mappings.get("cppCodeToPost")
         record = InnerRecord(
             dynamo_index=0, kind=inner.kind or (aot_kinds[index] if index < len(aot_kinds) else "inference"),
-            wrapper=inner.output_code,
+            wrapper=inner.output_code, wrapper_language=inner.language, kernel_code=inner.kernel_code,
             provenance={str(k): [str(n) for n in v] for k, v in provenance.items()} if isinstance(provenance, dict) else {},
             kernel_traces={str(k): [str(t) for t in v] for k, v in inner.traces.items() if isinstance(v, list)})
         graphs.append(assemble_stages(index, record, fx, post_grad))

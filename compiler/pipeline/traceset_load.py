@@ -8,8 +8,11 @@ from pathlib import Path
 
 from ..model.errors import TraceLoadError
 from ..model.formatting import where
+from ..model.compile_time import CompileTimeReport
+from ..model.compile_time_build import build as build_compile_time
 from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, divergence
-from .trace_import import LogIndex, build_compilation, find_logs, index_log, rank_in_name
+from . import aot_log
+from .trace_import import LogIndex, build_compilation, find_logs, index_log, rank_in_name, rank_timer_call
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:
@@ -18,6 +21,9 @@ def _summarize(index: LogIndex, rank: str) -> RankSummary:
     compiles = []
     for compile_id, entry in index.compiles.items():
         frame = frames.get(compile_id)
+        if aot_log.is_aot(compile_id):  # an AOTInductor compile: Inductor without a Dynamo frame
+            compiles.append(CompileSummary(compile_id=compile_id, function="AOTInductor"))
+            continue
         if frame is None:
             continue  # records without a frame compile (a lazily compiled backward's context)
         metrics = [m for m in stage.compile_metrics if m.compile_id == compile_id]
@@ -40,7 +46,7 @@ def load_trace(path: str | Path) -> TraceSet:
     logs = find_logs(path)
     indexes = [index_log(log) for log in logs]
     if not any(i.records for i in indexes):
-        raise TraceLoadError(f"{path} holds no TORCH_TRACE records: {', '.join(l.name for l in logs[:5])} "
+        raise TraceLoadError(f"{path} holds no TORCH_TRACE records: {', '.join(log.name for log in logs[:5])} "
                              "do not look like logs torch writes under TORCH_TRACE=dir")
     ranks: dict[str, RankTrace] = {}
     problems: list[str] = []
@@ -57,11 +63,17 @@ def load_trace(path: str | Path) -> TraceSet:
             key = f"{rank}@{index.path.stem}"
             problems.append(f"more than one log for rank {rank} (a directory shared by several runs?): "
                             f"{index.path.name} is kept as rank {key!r}")
-        ranks[key] = RankTrace(_summarize(index, key), index, build_compilation)
+        ranks[key] = RankTrace(_summarize(index, key), index, build_compilation, rank_compile_time)
     versions = {r.summary.torch for r in ranks.values() if r.summary.torch}
     if len(versions) > 1:
         problems.append(f"the ranks ran different torch versions: {sorted(versions)}")
     summaries = [r.summary for r in ranks.values()]
     return TraceSet(str(path), ranks, divergence(summaries), problems)
+
+
+def rank_compile_time(index: LogIndex, rank: str) -> CompileTimeReport | None:
+    """One rank's compile-time report over its whole log, read from its timer events when first asked for."""
+    call = rank_timer_call(index)
+    return build_compile_time([call], [], index.dynamo.stage({}), rank=rank) if call is not None else None
 
 

@@ -1,10 +1,11 @@
 """Terminal (rich) and notebook (HTML) renderings of hardware counters: a report's kernel table (what
-bounds each kernel, its speed-of-light bars) with its hottest user lines, and one kernel's figures with
-its hottest source lines and their stall reasons."""
+bounds each kernel, its speed-of-light bars, the device kernels an extern call launched) with its
+hottest user lines, and one kernel's figures with its hottest source lines and their stall reasons."""
 
 from __future__ import annotations
 
 import html
+from collections import Counter
 from typing import Any
 
 from rich.console import Group
@@ -17,7 +18,8 @@ from ..model.slots import html_of, rich_of
 from .core import table_html
 
 _TOP = 10
-_KERNEL_HEAD = ["kernel", "us", "bound by", "memory SOL", "compute SOL", "DRAM", "L2", "occupancy", "regs", "top stall"]
+_KERNEL_HEAD = ["kernel", "launched", "us", "bound by", "memory SOL", "compute SOL", "DRAM", "L2", "occupancy", "regs",
+                "top stall"]
 _LINE_HEAD = ["line", "samples", "share", "not issued", "instructions", "top reasons", "text"]
 
 
@@ -38,8 +40,19 @@ def _top_stall(k: KernelCounters) -> str:
     return f"{reason} {n / k.samples:.0%}"
 
 
+def _launched(k: KernelCounters, width: int = 60) -> str:
+    """An extern kernel's device kernels, each once, with how many times it launched ("" for a Triton
+    kernel: it is its own launch)."""
+    if k.language != "extern":
+        return ""
+    launches = Counter(k.device_kernels)
+    return ", ".join((name if len(name) <= width else name[:width - 1] + "…") + (f" x{n}" if n > 1 else "")
+                     for name, n in launches.items())
+
+
 def _kernel_row(k: KernelCounters) -> list[str]:
-    return [k.kernel, f"{k.duration_ns / 1e3:.2f}", k.bound_by, f"{_bar(k.memory_sol)} {k.memory_sol:.0f}%",
+    return [k.kernel, _launched(k), f"{k.duration_ns / 1e3:.2f}", k.bound_by,
+            f"{_bar(k.memory_sol)} {k.memory_sol:.0f}%",
             f"{_bar(k.compute_sol)} {k.compute_sol:.0f}%", _rate(k.dram_bandwidth), _rate(k.l2_bandwidth),
             f"{k.achieved_occupancy:.0f}% of {k.theoretical_occupancy:.0f}%", str(k.registers), _top_stall(k)]
 
@@ -96,8 +109,12 @@ def _(r: CountersReport) -> str:
 
 
 def _kernel_text(k: KernelCounters) -> str:
-    return (f"{k.kernel}: {k.duration_ns / 1e3:.2f} us, {k.bound_by}-bound (memory {k.memory_sol:.1f}%, compute "
-            f"{k.compute_sol:.1f}% of peak); DRAM {_rate(k.dram_bandwidth)}, L2 {_rate(k.l2_bandwidth)}, "
+    count = len(k.device_kernels)
+    launched = (f" ({count} launch{'es' if count != 1 else ''}: {', '.join(k.device_kernels)}; figures combined, "
+                "launch resources of the longest)") if k.language == "extern" else ""
+    return (f"{k.kernel}{launched}: {k.duration_ns / 1e3:.2f} us, {k.bound_by}-bound (memory {k.memory_sol:.1f}%, "
+            f"compute {k.compute_sol:.1f}% of peak); DRAM {fmt_bytes(int(k.dram_bytes))} at {_rate(k.dram_bandwidth)}, "
+            f"L2 {_rate(k.l2_bandwidth)}, "
             f"L1 {_rate(k.l1_bandwidth)}; occupancy {k.achieved_occupancy:.1f}% of {k.theoretical_occupancy:.1f}%; "
             f"{k.registers} registers, {fmt_bytes(k.shared_memory)} shared per block; grid {k.grid} x {k.block} "
             f"threads; {k.samples} stall samples")
@@ -120,10 +137,18 @@ def _(k: KernelCounters) -> Any:
         reasons.add_column(column)
     for row in _reason_rows(k):
         reasons.add_row(*row)
+    if k.language == "extern":
+        return Group(Text(_kernel_text(k), style="bold"), Text(_NO_LINES, style="dim"))
     return Group(Text(_kernel_text(k), style="bold"), lines, reasons)
+
+
+_NO_LINES = ("no line figures: a library kernel's code is not a source the explorer links to nodes; its samples "
+             "go whole to the kernel's nodes and your lines")
 
 
 @html_of.register
 def _(k: KernelCounters) -> str:
+    if k.language == "extern":
+        return f"<div><b>{html.escape(_kernel_text(k))}</b><p><small>{html.escape(_NO_LINES)}</small></p></div>"
     return (f"<div><b>{html.escape(_kernel_text(k))}</b>" + table_html(_LINE_HEAD, _line_rows(k))
             + table_html(["reason", "samples", "share", "meaning"], _reason_rows(k)) + "</div>")

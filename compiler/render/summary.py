@@ -31,6 +31,9 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     head = Text(f"{c.function}", style="bold")
     head.append(f" on {c.device_name} · torch {c.torch}" + (f" · {total:.2f} s" if total else ""))
     parts: list[Any] = [head]
+    if c.export is not None:  # an AOTInductor package (explorer.export)
+        ranges = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in c.export.range_constraints.items())
+        parts.append(Text(f"torch.export + AOTInductor ({ranges or 'static shapes'}): {c.export.package_path}"))
     dynamo = c.dynamo
     if dynamo.graph_breaks:
         first = dynamo.graph_breaks[0]

@@ -1,14 +1,34 @@
-"""``c.counters()``: hardware counters of Triton kernels, taken by Nsight Compute in a worker process.
+"""``c.counters()``: hardware counters of GPU kernels, Triton and extern alike, taken by Nsight Compute
+in a worker process.
 
 ``ncu`` must launch the process it measures, so the kernels run in ``compiler/runs/counters_worker.py``
-(a fresh interpreter) under ``ncu --set full --import-source yes``: each kernel once on inputs of its
-real shapes, one profiled launch per kernel in job order. The report is then read back through ncu's
-own CSV exports (``ncu_report.py``): the raw page for the kernel figures, and per launch the source
-page for the figures of each line of the kernel's source. Lines roll up to post-grad nodes, FX nodes
-and user lines through the trace's provenance (``model/counters.roll_up``).
+(a fresh interpreter) under ``ncu --set full --import-source yes``: each job item once on inputs of its
+real shapes. A Triton kernel is one launch. An extern kernel is its wrapper call re-run (a cuBLAS
+matmul, a cuDNN convolution, an attention), which may launch several device kernels: all of them are
+measured and combined (``model/counters.combine``), their names listed.
 
-Only the kernels' sources are needed, not the live compiled function: a compilation loaded from a
-trace on a machine with a GPU and Nsight Compute can be measured too.
+Which launches are profiled, and whose each one is, is told by NVTX. The worker wraps each item's
+profiled call in an NVTX push/pop range ``inductor_explorer_item_<i>`` (default domain, plain word
+characters: ``/``, ``@``, ``[`` and ``]`` are the filter syntax's own). ``--nvtx --nvtx-include
+regex:inductor_explorer_item_.*/`` (``regex:`` matches range names by regular expression, the trailing
+``/`` selects push/pop ranges; ``]`` would ask for the range on top of the stack and drop a launch made
+inside a range a library pushed within ours) profiles every kernel launched inside one of them and
+nothing else, whatever the kernel's name: a kernel-name filter (``-k regex:triton``) would miss
+cuBLAS's ``nvjet``/``sm90_xmma`` kernels. Reading the raw page again with ``--print-nvtx-rename
+kernel`` names each launch by its innermost push/pop range, so the parent knows which item launched it
+even when one extern call launched three kernels and the next none (a launch renamed after a library's
+own range is placed by its neighbours: ``ncu_report.launches_by_item``). ``--profile-from-start off``
+with ``cudaProfilerStart/Stop`` around the same calls keeps ncu idle while the worker imports torch,
+compiles and warms up. (Range replay, ``--replay-mode range``, would measure a call as one workload,
+but it names none of the device kernels in it and limits which CUDA API calls a range may make.)
+
+The report is then read back through ncu's own CSV exports (``ncu_report.py``): the raw page for the
+kernel figures, and per Triton launch the source page for the figures of each line of the kernel's
+source. Lines roll up to post-grad nodes, FX nodes and user lines through the trace's provenance; an
+extern kernel's samples go whole to its nodes (``model/counters.roll_up``).
+
+Only the kernels' sources and the wrapper are needed, not the live compiled function: a compilation
+loaded from a trace on a machine with a GPU and Nsight Compute can be measured too.
 """
 
 from __future__ import annotations
@@ -29,15 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from ..model import progress, slots
-from ..model.counters import CountersReport, KernelCounters, roll_up
+from ..model.counters import CountersReport, KernelCounters, combine, roll_up
 from ..model.errors import CountersUnavailable
-from ..model.formatting import did_you_mean
 from . import ncu_report
+from .counters_job import RANGE_PREFIX, plan
 
 NCU_ENV = "INDUCTOR_EXPLORER_NCU"  # the ncu executable to use, when it is not on PATH
 NCU_OPTIONS = ["--clock-control", "none", "--set", "full", "--import-source", "yes", "--profile-from-start", "off",
-               "-k", "regex:triton"]
-MEASURED_LANGUAGES = ("triton", "template")
+               "--nvtx", "--nvtx-include", f"regex:{RANGE_PREFIX}.*/"]
 _PERMISSION = "ERR_NVGPUCTRPERM"
 _EXPORTS_AT_ONCE = 4
 
@@ -61,57 +80,6 @@ def find_ncu() -> str:
         f"Install Nsight Compute, or set {NCU_ENV}=/path/to/ncu. Kernel times without counters: c.profile().")
 
 
-def _triton_kernels(c: Any) -> list[Any]:
-    return [k for g in c.graphs for k in g.kernels if k.language in MEASURED_LANGUAGES]
-
-
-def _by_profile(c: Any, kernels: list[Any]) -> list[Any]:
-    """Slowest first by the newest profile (kernels it did not see last); in graph order without one."""
-    if not c.profiles:
-        return kernels
-    profile = c.profiles[-1]
-
-    def ms(k: Any) -> float:
-        try:
-            return profile.ms(k)
-        except KeyError:
-            return -1.0
-
-    return sorted(kernels, key=ms, reverse=True)
-
-
-def select_kernels(c: Any, kernels: Any, top: int) -> list[Any]:
-    """The Kernel objects to measure: those named (objects or ids), else the ``top`` slowest."""
-    measurable = _triton_kernels(c)
-    if kernels is None:
-        if not measurable:
-            raise CountersUnavailable(f"{c.function} has no Triton kernel to measure (its kernels are "
-                                      f"{sorted({k.language for g in c.graphs for k in g.kernels}) or 'none'})")
-        return _by_profile(c, measurable)[:max(1, top)]
-    if isinstance(kernels, (str, bytes)) or not hasattr(kernels, "__iter__"):
-        kernels = [kernels]
-    chosen: list[Any] = []
-    every = [k for g in c.graphs for k in g.kernels]
-    for item in kernels:
-        if hasattr(item, "source") and hasattr(item, "language"):
-            kernel = item
-        else:
-            found = [k for k in every if k.id == item or k.name == item]
-            if not found:
-                raise KeyError(f"no kernel {item!r} in {c.function}{did_you_mean(str(item), [k.id for k in every])}")
-            kernel = found[0]
-        if kernel.language not in MEASURED_LANGUAGES:
-            raise CountersUnavailable(f"kernel {kernel.id} is {kernel.language}: counters measure Triton kernels "
-                                      "(the GPU's generated code); time extern calls with c.profile()")
-        if kernel not in chosen:
-            chosen.append(kernel)
-    return chosen
-
-
-def _job_id(kernel: Any) -> str:
-    return f"{kernel.graph.id}/{kernel.id}" if kernel.graph is not None else kernel.id
-
-
 def _worker_env() -> dict[str, str]:
     package_root = str(Path(__file__).resolve().parents[2])
     return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
@@ -127,8 +95,10 @@ def _unavailable_from(output: str, code: int) -> CountersUnavailable:
     return CountersUnavailable(f"ncu exited with code {code} before measuring every kernel: {tail}")
 
 
-def _profile(ncu: str, job: list[dict[str, Any]], tmp: Path, task: Any, timeout_s: float) -> tuple[Path, list[dict]]:
-    """Run the worker under ncu; returns the report path and the worker's per-kernel outcome."""
+def _profile(ncu: str, job: list[dict[str, Any]], tmp: Path, task: Any,
+             timeout_s: float) -> tuple[Path | None, list[dict]]:
+    """Run the worker under ncu; returns the report path (None: ncu profiled no launch, so wrote no
+    report) and the worker's per-kernel outcome."""
     (tmp / "job.json").write_text(json.dumps({"kernels": job}))
     result_path = tmp / "result.json"
     command = [ncu, *NCU_OPTIONS, "-f", "-o", str(tmp / "counters"), sys.executable, "-m",
@@ -163,14 +133,12 @@ def _profile(ncu: str, job: list[dict[str, Any]], tmp: Path, task: Any, timeout_
                                   "measured); ask for fewer kernels or pass a larger timeout_s")
     text = "".join(output)
     report = tmp / "counters.ncu-rep"
-    if not result_path.exists() or not report.exists():
+    if not result_path.exists() or _PERMISSION in text or (code and not report.exists()):
         raise _unavailable_from(text, code)
     result = json.loads(result_path.read_text())
     if not result.get("ok"):
         raise CountersUnavailable(f"the counters worker failed: {result.get('error')}")
-    if _PERMISSION in text:
-        raise _unavailable_from(text, code)
-    return report, result["kernels"]
+    return (report if report.exists() else None), result["kernels"]
 
 
 def _export(ncu: str, report: Path, *args: str) -> str:
@@ -185,38 +153,93 @@ def _tool(ncu: str) -> str:
     return ncu_report.tool_version(done.stdout)
 
 
+def _launches_by_item(ncu: str, report: Path | None, job: list[dict[str, Any]]) -> tuple[list[dict], list[list[int]]]:
+    """The raw page's launches, and for each job item the positions of the launches made inside its range."""
+    if report is None:
+        return [], [[] for _ in job]
+    rows = ncu_report.raw_rows(_export(ncu, report, "--page", "raw", "--csv", "--print-units", "base"))
+    renamed = ncu_report.raw_rows(_export(ncu, report, "--page", "raw", "--csv", "--print-units", "base",
+                                          "--print-nvtx-rename", "kernel"))
+    if len(renamed) != len(rows):
+        raise CountersUnavailable(f"ncu's raw page has {len(rows)} launches, renamed by NVTX range {len(renamed)}")
+    named = [i if i is not None and 0 <= i < len(job) else None for i in ncu_report.range_items(renamed, RANGE_PREFIX)]
+    if rows and not any(i is not None for i in named):
+        raise CountersUnavailable(
+            f"no launch ncu profiled is named by the worker's NVTX ranges ({RANGE_PREFIX}<i>) in its raw page read "
+            "with `--print-nvtx-rename kernel`: this ncu did not filter or name launches by NVTX range as documented")
+    try:
+        return rows, ncu_report.launches_by_item(named, len(job), {i for i, item in enumerate(job)
+                                                                   if item["kind"] == "extern"})
+    except ValueError as error:
+        raise CountersUnavailable(f"ncu's launches cannot be told apart by NVTX range: {error}; measure these "
+                                  "kernels one at a time (c.counters(kernels=[...]))") from None
+
+
+def _read(ncu: str, report_path: Path | None, chosen: list[Any], job: list[dict[str, Any]],
+          outcomes: list[dict[str, Any]]) -> tuple[list[KernelCounters], dict[str, str]]:
+    """Each measured kernel's counters, in job order, and why the others have none."""
+    rows, by_item = _launches_by_item(ncu, report_path, job)
+    failed: dict[int, str] = {}  # item -> why it has no counters
+    triton: dict[int, int] = {}  # item -> its launch's position in the report
+    for index, (kernel, item, outcome) in enumerate(zip(chosen, job, outcomes)):
+        launches = by_item[index]
+        if not outcome.get("ok"):
+            failed[index] = outcome.get("error", "failed")
+        elif not launches:
+            failed[index] = (f"{item['call']['function']} launched no GPU kernel here, so Nsight Compute had "
+                             "nothing to measure" if item["kind"] == "extern" else "ncu profiled no launch of it")
+        elif item["kind"] == "triton":  # its own launch: the only one in its range, else the one of its name
+            own = launches if len(launches) == 1 else [
+                p for p in launches if rows[p].get("Kernel Name", ("", ""))[0] == kernel.name]
+            if len(own) != 1:
+                failed[index] = f"ncu profiled {len(own)} launches named {kernel.name} in its range, not one"
+            else:
+                triton[index] = own[0]
+
+    def source_page(position: int) -> str:
+        assert report_path is not None  # a launch was profiled, so ncu wrote a report
+        return _export(ncu, report_path, "--page", "source", "--csv", "--print-source", "cuda,sass",
+                       "--launch-skip", str(position), "--launch-count", "1")
+
+    with ThreadPoolExecutor(_EXPORTS_AT_ONCE) as pool:
+        pages = dict(zip(triton, pool.map(source_page, triton.values())))
+    counters: list[KernelCounters] = []
+    for index, (kernel, outcome) in enumerate(zip(chosen, outcomes)):
+        if index in failed:
+            continue
+        graph = kernel.graph.id if kernel.graph else None
+        if index in triton:
+            counters.append(ncu_report.kernel_counters(rows[triton[index]], pages[index], kernel.id, graph,
+                                                       outcome.get("file"), kernel.source, kernel.language))
+        else:
+            launches = [ncu_report.kernel_counters(rows[p], None, kernel.id, graph, language="extern")
+                        for p in by_item[index]]
+            counters.append(combine(launches, kernel.id, graph))
+    return counters, {chosen[index].id: why for index, why in failed.items()}
+
+
 @slots.counters.fill
 def measure_counters(c: Any, kernels: Any = None, top: int = 10, timeout_s: float = 900.0) -> CountersReport:
     if c.device != "cuda":
         raise CountersUnavailable(f"hardware counters measure GPU kernels; {c.function} was compiled for {c.device}. "
                                   "Compile on a CUDA device (inputs on 'cuda'), or time CPU kernels with c.profile()")
     ncu = find_ncu()
-    chosen = select_kernels(c, kernels, top)
+    selected = plan(c, kernels, top)
     started = time.perf_counter()
-    job = [{"id": _job_id(k), "name": k.name, "source": k.source} for k in chosen]
-    by_job = dict(zip((item["id"] for item in job), chosen))
     with progress.task(f"counters {c.function}") as task, tempfile.TemporaryDirectory(prefix="ncu-") as name:
-        task.step("profiling", 0, len(job))
-        report_path, outcomes = _profile(ncu, job, Path(name), task, timeout_s)
-        task.step("reading the report")
-        measured = [o for o in outcomes if o.get("ok")]
-        rows = ncu_report.raw_rows(_export(ncu, report_path, "--page", "raw", "--csv", "--print-units", "base"))
-        if len(rows) != len(measured):
-            raise CountersUnavailable(f"ncu profiled {len(rows)} launches for {len(measured)} kernels; a kernel "
-                                      "launched more or fewer times than once under the profiler")
-        with ThreadPoolExecutor(_EXPORTS_AT_ONCE) as pool:
-            pages = list(pool.map(lambda i: _export(ncu, report_path, "--page", "source", "--csv", "--print-source",
-                                                    "cuda,sass", "--launch-skip", str(i), "--launch-count", "1"),
-                                  range(len(measured))))
         counters: list[KernelCounters] = []
-        for outcome, row, page in zip(measured, rows, pages):
-            kernel = by_job[outcome["id"]]
-            counters.append(ncu_report.kernel_counters(row, page, kernel.id, kernel.graph.id if kernel.graph else None,
-                                                       outcome.get("file"), kernel.source))
-        failed = {by_job[o["id"]].id: o.get("error", "failed") for o in outcomes if not o.get("ok")}
+        failed: dict[str, str] = {}
+        if selected.job:
+            task.step("profiling", 0, len(selected.job))
+            report_path, outcomes = _profile(ncu, selected.job, Path(name), task, timeout_s)
+            task.step("reading the report")
+            by_id = {o["id"]: o for o in outcomes}
+            counters, failed = _read(ncu, report_path, selected.kernels, selected.job,
+                                     [by_id.get(item["id"], {"ok": False, "error": "the worker did not reach it"})
+                                      for item in selected.job])
         report = CountersReport(
-            kernels=counters, failed=failed, device=counters[0].device if counters else "", tool=_tool(ncu),
-            command="ncu " + " ".join(NCU_OPTIONS),
+            kernels=counters, failed={**selected.skipped, **failed}, device=counters[0].device if counters else "",
+            tool=_tool(ncu), command="ncu " + " ".join(NCU_OPTIONS),
             created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             wall_s=time.perf_counter() - started)
         return roll_up(report, c.graphs)

@@ -1,12 +1,23 @@
-"""The process Nsight Compute profiles: each Triton kernel once, on inputs of its real shapes.
+"""The process Nsight Compute profiles: each kernel of the job once, on inputs of its real shapes.
 
 ``ncu`` must launch the process it measures, so this is a fresh interpreter
-(``python -m compiler.runs.counters_worker JOB RESULT``), started under ``ncu --profile-from-start off``.
-Each kernel is loaded from its captured source (the benchmark harness Inductor writes into it makes
-inputs of the real shapes and strides), launched once outside the profiled range (Triton compiles
-and autotunes there), then launched once more between ``cudaProfilerStart`` and ``cudaProfilerStop``:
-exactly one profiled launch per kernel, in job order. The source is loaded from a file whose text is
-the kernel's source, so ncu's source page lines are the kernel's own line numbers.
+(``python -m compiler.runs.counters_worker JOB RESULT``), started under ``ncu --profile-from-start off
+--nvtx --nvtx-include ...`` (compiler/runs/counters.py says why both).
+
+Each job item is run once outside the profiled range (Triton compiles and autotunes there; cuBLAS and
+cuDNN create their handles, pick their algorithms and allocate their workspaces), then once more between
+``cudaProfilerStart`` and ``cudaProfilerStop``, inside an NVTX push/pop range named by the item's
+``range``: every device kernel that launch makes is profiled and carries that range, so the parent can
+tell which item each profiled launch belongs to.
+
+- A Triton kernel (``"kind": "triton"``) is loaded from its captured source; the benchmark harness
+  Inductor writes into it makes inputs of the real shapes and strides. The source is loaded from a file
+  whose text is the kernel's source, so ncu's source page lines are the kernel's own line numbers.
+- An extern kernel (``"kind": "extern"``) is called as the wrapper calls it: the same callee
+  (``extern_kernels.mm``, ``torch.ops.aten._scaled_dot_product_efficient_attention.default``...) on
+  seeded random tensors of the captured shapes, strides and dtypes, on the GPU (``call``: see
+  ``compiler/model/launch_args.extern_call``). One such call may launch several device kernels (a
+  cuBLAS gemm and its split-K reduction, the kernels of an attention).
 """
 
 from __future__ import annotations
@@ -14,32 +25,94 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 SEED = 1234
 
 
-def profile_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _triton_call(item: dict[str, Any]) -> tuple[Callable[[], Any], str | None]:
+    from .._torch import runtime
+
+    module = runtime.load_kernel_module(item["source"])
+    runtime.rand_strided_seeded(SEED)
+    args = module.get_args()
+    return (lambda: module.call(args)), getattr(module, "__file__", None)
+
+
+def _callee(name: str) -> Callable[..., Any]:
     import torch
 
-    from .._torch import runtime
+    from .._torch.extern_kernels import extern_kernel
+
+    if name.startswith("extern_kernels."):
+        return extern_kernel(name.removeprefix("extern_kernels."))
+    if not name.startswith("torch."):
+        raise ValueError(f"the wrapper calls {name}, which is neither extern_kernels.* nor torch.*")
+    found: Any = torch
+    for part in name.split(".")[1:]:
+        found = getattr(found, part)
+    return found
+
+
+def _value(value: Any) -> Any:
+    """A job argument as the call takes it: a tensor spec becomes a seeded random tensor of that layout."""
+    import torch
+
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    if isinstance(value, dict) and "attribute" in value:
+        found: Any = torch
+        for part in value["attribute"].split(".")[1:]:
+            found = getattr(found, part)
+        return found
+    if not (isinstance(value, dict) and "shape" in value):
+        return value
+    dtype = getattr(torch, value["dtype"])
+    shape, stride = value["shape"], value["stride"]
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    if dtype.is_floating_point or dtype.is_complex:
+        storage = torch.randn(extent, device=value["device"]).to(dtype)
+    else:  # integers and bools: zeros are valid indices, lengths and masks
+        storage = torch.zeros(extent, device=value["device"], dtype=dtype)
+    return storage.as_strided(shape, stride)
+
+
+def _extern_call(item: dict[str, Any]) -> Callable[[], Any]:
+    import torch
+
+    call = item["call"]
+    function = _callee(call["function"])
+    torch.manual_seed(SEED)
+    args = [_value(a) for a in call["args"]]
+    kwargs = {name: _value(v) for name, v in call["kwargs"].items()}
+    return lambda: function(*args, **kwargs)
+
+
+def profile_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    import torch
 
     done: list[dict[str, Any]] = []
     for item in kernels:
         try:
-            module = runtime.load_kernel_module(item["source"])
-            runtime.rand_strided_seeded(SEED)
-            args = module.get_args()
-            module.call(args)  # compiles and autotunes: not profiled
+            if item.get("kind", "triton") == "extern":
+                call, file = _extern_call(item), None
+            else:
+                call, file = _triton_call(item)
+            call()  # compiles, autotunes, creates library handles and workspaces: not profiled
             torch.cuda.synchronize()
             torch.cuda.profiler.start()
+            if item.get("range"):
+                torch.cuda.nvtx.range_push(item["range"])
             try:
-                module.call(args)
+                call()
                 torch.cuda.synchronize()
             finally:
+                if item.get("range"):
+                    torch.cuda.nvtx.range_pop()
                 torch.cuda.profiler.stop()
-            done.append({"id": item["id"], "ok": True, "file": getattr(module, "__file__", None)})
+            done.append({"id": item["id"], "ok": True, "file": file})
         except Exception as error:  # one kernel failing leaves the others measurable
             done.append({"id": item["id"], "ok": False, "error": f"{type(error).__name__}: {error}",
                          "traceback": traceback.format_exc(limit=3)})

@@ -1,9 +1,12 @@
 """Nsight Compute's CSV exports -> KernelCounters.
 
-Two exports of one report are read (compiler/runs/counters.py makes them):
+Three exports of one report are read (compiler/runs/counters.py makes them):
 
 - the raw page, ``ncu -i REP --page raw --csv --print-units base``: a header row of metric names, a
   row of units, then one row per profiled kernel launch, values with thousands separators;
+- the same page with ``--print-nvtx-rename kernel``: each launch's ``Kernel Name`` is then the name of
+  the innermost NVTX push/pop range it was launched in, which says which job item launched it
+  (``range_items``);
 - the source page of one launch, ``ncu -i REP --page source --csv --print-source cuda,sass
   --launch-skip I --launch-count 1``: per source file a block (``"File Path"``, ``"Function Name"``,
   a header row), then each source line's row (its figures summed over its instructions) followed by
@@ -41,6 +44,7 @@ RAW_METRICS = {
     "instructions": "inst_executed",
 }
 L2_SECTORS_PER_SECOND = "lts__t_sectors.sum.per_second"
+DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 SECTOR_BYTES = 32
 SHARED_MEMORY = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
                  "launch__shared_mem_per_block_driver")
@@ -86,7 +90,9 @@ def kernel_figures(row: dict[str, tuple[str, str]]) -> dict[str, Any]:
         figures[name] = int(value) if name in _INTEGER else value
     figures["l2_bandwidth"] = _value(row, L2_SECTORS_PER_SECOND) * SECTOR_BYTES
     figures["shared_memory"] = int(sum(_value(row, m) for m in SHARED_MEMORY))
+    figures["dram_bytes"] = sum(_value(row, m) for m in DRAM_BYTES)
     figures["name"] = row.get("Kernel Name", ("", ""))[0]
+    figures["device_kernels"] = [figures["name"]]
     figures["device"] = row.get("device__attribute_display_name", ("", ""))[0]
     return figures
 
@@ -186,10 +192,56 @@ def source_lines(text: str, kernel_file: str | None = None, kernel_source: str |
 
 def kernel_counters(raw_row: dict[str, tuple[str, str]], source_text: str | None, kernel: str,
                     graph: str | None = None, kernel_file: str | None = None,
-                    kernel_source: str | None = None) -> KernelCounters:
+                    kernel_source: str | None = None, language: str = "triton") -> KernelCounters:
     """KernelCounters of one launch from its raw-page row and its source page (None: no line figures)."""
     lines = source_lines(source_text, kernel_file, kernel_source) if source_text else []
-    return KernelCounters(kernel=kernel, graph=graph, lines=lines, **kernel_figures(raw_row))
+    return KernelCounters(kernel=kernel, graph=graph, lines=lines, language=language, **kernel_figures(raw_row))
+
+
+def range_items(renamed_rows: list[dict[str, tuple[str, str]]], prefix: str) -> list[int | None]:
+    """Per launch of the raw page exported with ``--print-nvtx-rename kernel``, the job item whose NVTX
+    range ``<prefix><index>`` it was launched in (None: named by another range, or by none)."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)")
+    items: list[int | None] = []
+    for row in renamed_rows:
+        match = pattern.search(row.get("Kernel Name", ("", ""))[0])
+        items.append(int(match.group(1)) if match else None)
+    return items
+
+
+def launches_by_item(named: list[int | None], count: int, may_be_unnamed: set[int]) -> list[list[int]]:
+    """Each job item's launch positions, from ``range_items``.
+
+    The items ran one after the other, each launch inside its item's range (the NVTX filter profiled
+    nothing else). A launch named by no item lies among its item's launches, renamed after a range a
+    library pushed inside ours (CUB and Thrust annotate their algorithms): it belongs to the item named
+    on both sides of it or, between two items, to the only item there that may launch unnamed ones
+    (``may_be_unnamed``: extern calls; a Triton launch is always named by our range). ``ValueError``
+    when that leaves more than one item."""
+    by_item: list[list[int]] = [[] for _ in range(count)]
+    start = 0
+    while start < len(named):
+        item = named[start]
+        if item is not None:
+            by_item[item].append(start)
+            start += 1
+            continue
+        end = start
+        while end < len(named) and named[end] is None:
+            end += 1
+        before = named[start - 1] if start else None
+        after = named[end] if end < len(named) else None
+        if before is not None and before == after:
+            owners = [before]
+        else:
+            low, high = (before if before is not None else 0), (after if after is not None else count - 1)
+            owners = [i for i in range(low, high + 1) if i in may_be_unnamed]
+        if len(owners) != 1:
+            raise ValueError(f"launches {start} to {end - 1} are named by no range of the job, and items {owners} "
+                             "could each have launched them")
+        by_item[owners[0]] += range(start, end)
+        start = end
+    return by_item
 
 
 def tool_version(text: str) -> str:

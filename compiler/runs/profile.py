@@ -37,6 +37,7 @@ from ..model.profile import KernelRef, Profile
 from . import replay
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
+from .named_attribution import attribute_named, uses_named_ranges
 
 RUN_MARK = "inductor_explorer.run"
 GRAPH_MARK = "explorer-graph:"  # + graph id: a compiled graph's call, marked on a GPU
@@ -107,7 +108,11 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
                     replay.synchronize(c.device)
                 walls.append(time.perf_counter() - started)
         task.step("attributing", runs, runs)
-        if cuda:
+        if uses_named_ranges(c):  # a C++ wrapper: its kernels are the profiler ranges named after them
+            named = attribute_named(c, refs, prof.events(), RUN_MARK, cuda)
+            result = _profile_of(c, refs, runs, named.kernel_us, named.calls, named.total_us, named.unattributed,
+                                 named.timeline, cuda)
+        elif cuda:
             attributed = attribute_gpu(c, refs, profiling.raw_events(prof), RUN_MARK, GRAPH_MARK)
             result = _profile_of(c, refs, runs, attributed.kernel_us, attributed.calls, attributed.total_us,
                                  attributed.unattributed, attributed.timeline, cuda)

@@ -51,6 +51,20 @@ def check_runnable(c: Any, what: str) -> None:
                                    "freed since the capture; compile again with live inputs")
 
 
+def check_python_wrapper(c: Any, what: str) -> None:
+    """Raise NotRunnableError, naming what works instead, when ``c`` has a C++ wrapper: runs that watch or
+    replace each kernel call do it in the Python wrapper's namespace, and a C++ wrapper (an AOTInductor
+    package, a ``cpp_wrapper`` compile) calls its kernels inside a compiled library."""
+    if not any(g.wrapper.language == "cpp" for g in c.graphs):
+        return
+    same = ("explorer.compile(model, *inputs) of the same model (explorer.diff(jit, aot) pairs its kernels with "
+            "these by FX node)" if c.export is not None else "the same compile without cpp_wrapper")
+    raise NotRunnableError(
+        f"{what} watches every kernel call in the Python wrapper, and {c.function} has a C++ wrapper that calls its "
+        f"kernels inside a compiled library. What works here: c.run() (outputs of the {'package' if c.export is not None else 'program'} "
+        f"against eager), c.profile() (time per kernel and per line). For {what} use {same}.")
+
+
 def grad_roots(outputs: Any) -> list[torch.Tensor]:
     return [t for t in flat_tensors(outputs) if t.requires_grad]
 

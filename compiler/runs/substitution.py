@@ -16,6 +16,7 @@ from typing import Any, Iterator, Mapping
 from .._torch import runtime
 from ..model import slots
 from ..model.formatting import did_you_mean
+from . import replay
 
 
 def substitutes(c: Any, edits: Mapping[Any, str] | None, what: str) -> dict[tuple[str, str], Any]:
@@ -65,6 +66,7 @@ def with_edits(c: Any, edits: Mapping[Any, str]) -> Iterator[list[str]]:
     if not c.live:
         raise RuntimeError("with_edits needs the live compilation: this one was loaded from a file; compile it "
                            "again with explorer.compile(...)")
+    replay.check_python_wrapper(c, "with_edits()")
     if not edits:
         raise ValueError("with_edits({kernel or id: edited source, ...}) needs at least one edit")
     with swapped(c, substitutes(c, edits, "with_edits")) as labels:

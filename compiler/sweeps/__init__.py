@@ -4,11 +4,12 @@ runs and saves."""
 
 from ..io.files import register_loader
 from . import render  # noqa: F401 - registers the Sweep's rich and HTML renderings
-from .local import close_sweep_workers
+from .local import close_sweep_workers, start_sweep_workers
 from .points import SweepError
 from .result import SCHEMA, Sweep, SweepRow, from_json
 from .run import sweep
 
 register_loader(SCHEMA, from_json)  # compiler.load / explorer.load open saved sweeps
 
-__all__ = ["sweep", "Sweep", "SweepRow", "SweepError", "from_json", "SCHEMA", "close_sweep_workers"]
+__all__ = ["sweep", "Sweep", "SweepRow", "SweepError", "from_json", "SCHEMA", "close_sweep_workers",
+           "start_sweep_workers"]

@@ -12,7 +12,9 @@ sweep's function and inputs, empties its GPU cache and waits for the next sweep 
 environment, import path and working directory), which then starts at once. Starting a worker is
 importing torch and Inductor and a first compile in a fresh process: 10 to 20 s on a GPU machine,
 more than the points of a small sweep. Idle workers exit after that time, at interpreter exit, or on
-``close_sweep_workers()``.
+``close_sweep_workers()``. ``start_sweep_workers()`` starts them ahead of a first sweep, in the
+background; every worker initialises its device and Inductor before it says it is ready, so no point
+pays for its process.
 """
 
 from __future__ import annotations
@@ -135,7 +137,39 @@ class _IdleWorkers:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.parked: dict[tuple[Any, ...], tuple[_Worker, float]] = {}  # key -> (worker, when it is closed)
+        self.starting: dict[tuple[Any, ...], threading.Event] = {}  # key -> set once its worker is parked
         self.reaper: threading.Thread | None = None
+
+    def start(self, slot: Slot, keep_s: float) -> bool:
+        """Start a worker for ``slot`` in the background and park it; False if one is parked or starting."""
+        key = _key(slot)
+        with self.lock:
+            if key in self.parked or key in self.starting:
+                return False
+            started = self.starting[key] = threading.Event()
+
+        def start_and_park() -> None:
+            try:
+                worker = _Worker(slot)
+                if worker.ready:
+                    self.park(worker, keep_s)
+                else:
+                    worker.close(kill=True)
+            finally:
+                with self.lock:
+                    self.starting.pop(key, None)
+                started.set()
+
+        threading.Thread(target=start_and_park, name=f"sweep-start-{slot.name}", daemon=True).start()
+        return True
+
+    def wait_started(self, slots: list[Slot]) -> None:
+        """Until no worker for ``slots`` is still starting."""
+        for slot in slots:
+            with self.lock:
+                started = self.starting.get(_key(slot))
+            if started is not None:
+                started.wait()
 
     def park(self, worker: _Worker, keep_s: float) -> None:
         try:
@@ -153,7 +187,9 @@ class _IdleWorkers:
             previous[0].close()
 
     def take(self, slot: Slot) -> _Worker | None:
-        """The idle worker started as ``slot`` would start one, if it is still alive."""
+        """The idle worker started as ``slot`` would start one, if it is still alive (one still starting
+        ahead of the sweep is waited for: it is further along than a new one)."""
+        self.wait_started([slot])
         with self.lock:
             found = self.parked.pop(_key(slot), None)
         if found is None:
@@ -165,6 +201,11 @@ class _IdleWorkers:
         return worker
 
     def close(self, expired_only: bool = False) -> int:
+        if not expired_only:
+            with self.lock:
+                starting = list(self.starting.values())
+            for started in starting:  # closing all of them includes those about to be parked
+                started.wait()
         now = time.monotonic()
         with self.lock:
             keys = [k for k, (_, until) in self.parked.items() if not expired_only or until <= now]
@@ -185,6 +226,26 @@ class _IdleWorkers:
 
 _IDLE = _IdleWorkers()
 atexit.register(_IDLE.close)
+
+
+def start_sweep_workers(gpu: bool | None = None, workers: int | None = None, keep_workers: float = KEEP_WORKERS_S,
+                        wait: bool = False) -> list[str]:
+    """Start the workers a sweep would start (one per GPU, or ``workers``; 2 on CPU) in the background, so
+    that the next sweeps find them ready: torch imported, the device and Inductor initialised. Returns
+    their names at once (``wait=True``: once they are ready). ``gpu``: by default, whether this process
+    sees a GPU. They wait ``keep_workers`` seconds idle, like the workers a sweep leaves."""
+    if isinstance(keep_workers, bool) or not isinstance(keep_workers, (int, float)) or not keep_workers > 0:
+        raise ValueError(f"keep_workers is how many seconds the workers wait idle for a sweep (> 0), got {keep_workers!r}")
+    if gpu is None:
+        import torch
+
+        gpu = torch.cuda.is_available()
+    chosen = slots(gpu, workers)
+    for slot in chosen:
+        _IDLE.start(slot, float(keep_workers))
+    if wait:
+        _IDLE.wait_started(chosen)
+    return [slot.name for slot in chosen]
 
 
 def close_sweep_workers() -> int:

@@ -48,6 +48,20 @@ def release() -> None:
         torch.cuda.empty_cache()
 
 
+def warm_up() -> None:
+    """Initialise the worker's device and Inductor with one tiny compile, before its first point: what
+    a process pays once (CUDA context, Triton and the compile workers, Inductor's imports) is then not
+    counted in the first point's compile_s, and a worker started ahead of a sweep is ready to compile."""
+    device = worker_device()
+    if device != "cpu":
+        torch.cuda.init()
+    x = torch.ones(8, device=device)
+    torch.compile(lambda t: torch.relu(t) + 1)(x)
+    if device != "cpu":
+        torch.cuda.synchronize()
+    torch._dynamo.reset()
+
+
 def worker_device() -> str:
     """The device this worker runs on: its (only visible) GPU, else the CPU."""
     return "cuda:0" if torch.cuda.is_available() else "cpu"
@@ -92,6 +106,7 @@ def measures(c: Any) -> dict[str, Any]:
     compared = report is not None and any(k.ok is not None for k in report.kernels.values())
     return {
         "compile_s": c.timings.get("total"),
+        "compile_phases": c.compile_time.categories() if c.compile_calls or c.compile_time_report else {},
         "device_ms": prof.total_ms if prof else None,
         "planned_peak_bytes": planned_peak(c),
         "max_error": max(errors) if errors else None,

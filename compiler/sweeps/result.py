@@ -37,6 +37,7 @@ class SweepRow:
     stage: str | None = None  # where a failed point stopped: toggles, tracing, lowering, ..., profile, worker
     error: str | None = None
     compile_s: float | None = None
+    compile_phases: dict[str, float] = field(default_factory=dict)  # compile_s split by phase (c.compile_time)
     run_ms: float | None = None  # wall time of one call in a loop of back-to-back calls (runs/call_time.py)
     device_ms: float | None = None  # time in the compiled graphs' kernels per run (c.profile().total_ms)
     threads: int | None = None  # CPU threads the point ran with (None on the GPU)

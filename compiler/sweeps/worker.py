@@ -1,10 +1,11 @@
 """A local sweep worker: ``python -m compiler.sweeps.worker``, one per GPU (or a few on CPU).
 
-It reads requests on stdin and answers on what was stdout; stdout itself is pointed at stderr first,
-so whatever the user's code or torch prints cannot break the channel. Requests: ``("payload", bytes)``
-(the function and input sets), ``("point", point, options)`` (answered by ``("stage", index, stage)``
-messages while it runs, then ``("done", result)``), ``("idle",)`` (the sweep is over and the worker is
-kept for a later one: it lets go of the sweep's objects), ``("stop",)``.
+It initialises its device and Inductor first (``point.warm_up``), then reads requests on stdin and
+answers on what was stdout; stdout itself is pointed at stderr first, so whatever the user's code or
+torch prints cannot break the channel. Requests: ``("payload", bytes)`` (the function and input sets),
+``("point", point, options)`` (answered by ``("stage", index, stage)`` messages while it runs, then
+``("done", result)``), ``("idle",)`` (the sweep is over and the worker is kept for a later one: it lets
+go of the sweep's objects), ``("stop",)``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ def main() -> None:
     requests = sys.stdin.buffer
 
     from . import channel
-    from .point import release, run_point
+    from .point import release, run_point, warm_up
 
+    warm_up()  # "ready" means ready to compile: the first point does not pay for the process
     channel.send(replies, ("ready", os.getpid()))
     data = b""
     while True:

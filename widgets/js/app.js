@@ -17,6 +17,7 @@ import { renderLinks } from "./links.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
 import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
+import { CompileTimeStage, compileTimeCount } from "./compiletime.js";
 import { SearchBox } from "./search.js";
 import { bindViewKeys } from "./keys.js";
 import { watchWidth } from "./narrow.js";
@@ -284,7 +285,7 @@ export class App {
     const bar = h("div", { class: "ie-stagebar", role: "tablist" });
     for (const [id, label] of STAGES) {
       const count = h("span", { class: "ie-count" });
-      const title = id === "dynamo" ? "guards and graph breaks of the whole compilation" : `${label} in the graph shown`;
+      const title = { dynamo: "guards and graph breaks of the whole compilation", compile_time: "where the compile's own time went, every graph" }[id] ?? `${label} in the graph shown`;
       const btn = h("button", { class: "ie-stage-btn", type: "button", role: "tab", "data-stage": id, title, onclick: () => this.setStage(id) }, label, " ", count);
       this.stageButtons.set(id, { btn, count });
       bar.appendChild(btn);
@@ -313,10 +314,16 @@ export class App {
         post_grad: () => graphStage("post_grad"),
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
         fused: () => gd.part("fused").then((p) => new FusedStage(p, this.ctx)),
-        kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), ctx)),
+        kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline") })),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
         dynamo: () => ((this.summary.parts || []).includes("dynamo") ? this.store.get("dynamo") : Promise.resolve(null)).then((d) => new DynamoStage(d, this.ctx)),
+        // One view for the whole compilation, whichever graph is shown: a click that shows another graph
+        // keeps its zoom and scroll.
+        compile_time: () =>
+          (this.compileTimeView ??= (this.summary.compile_time ? this.store.get("compile_time_chart") : Promise.resolve(null)).then(
+            (chart) => new CompileTimeStage(chart, { ...this.ctx, currentGraph: () => this.gd.id, graphs: this.summary.graphs, chrome: () => this.store.get("compile_time_chrome") }),
+          )),
         autotune: () => Promise.all([gd.part("autotune"), gd.part("kernels")]).then(([records, kernels]) => new AutotuneStage(records, new Set(kernels.map((k) => String(k.id))), this.ctx)),
       }[stage];
       this.views.set(key, make());
@@ -329,7 +336,8 @@ export class App {
     for (const [id, { btn, count }] of this.stageButtons) {
       btn.setAttribute("aria-selected", id === this.stage ? "true" : "false");
       btn.classList.toggle("ie-active", id === this.stage);
-      clear(count).appendChild(document.createTextNode(id === "dynamo" ? dynamoCount(this.summary) : String(counts[id] ?? 0)));
+      const text = id === "dynamo" ? dynamoCount(this.summary) : id === "compile_time" ? compileTimeCount(this.summary) : String(counts[id] ?? 0);
+      clear(count).appendChild(document.createTextNode(text));
     }
     const stage = this.stage;
     const graphIdx = this.graphIdx;

@@ -14,6 +14,7 @@ import { kernelFacts } from "./kernelfacts.js";
 import { formatError, formatMs, formatShare, heatColor, heatLevel, scaleTop } from "./heat.js";
 import { num } from "./reports.js";
 import { stallTitle } from "./measures.js";
+import { RooflinePanel } from "./roofline.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -101,6 +102,9 @@ export class KernelsStage {
     this.root.style.setProperty("--ie-kcols", this.columns.map((c) => WIDTH[c.id] || "4.6em").join(" "));
     this.info = h("span", { class: "ie-muted ie-kcount" });
     this.root.appendChild(this._toolbar());
+    // The roofline of the graph's kernels, built when its panel is first opened.
+    this.roofline = ctx.roofline ? new RooflinePanel(ctx.roofline, ctx) : null;
+    if (this.roofline) this.root.appendChild(this.roofline.root);
     this.headCells = new Map();
     this.root.appendChild(
       h("div", { class: "ie-krow ie-row-head", role: "row" }, this.columns.map((c) => {
@@ -309,6 +313,7 @@ export class KernelsStage {
   update(sel, links) {
     this.state.selected = sel && sel.kind === "kernel" ? String(sel.id) : null;
     this.state.lit = links.kernels;
+    if (this.roofline) this.roofline.update(sel, links);
     if (links.kernels.size && !links.kernels.has(this.current)) {
       const firstLit = this.ids.find((k) => links.kernels.has(k)) ?? [...links.kernels].find((k) => this.byId.has(k));
       if (firstLit !== undefined) this.show(firstLit);

@@ -48,7 +48,10 @@ function stallBreakdown(stalls, total) {
 
 function kernelCounterRows(c) {
   if (!c) return [];
+  // An extern call (cuBLAS, cuDNN, attention) is measured as the device kernels it launched, combined.
+  const launched = c.language === "extern" && Array.isArray(c.device_kernels) ? c.device_kernels : [];
   return [
+    launched.length ? kv("launched", launched.join(" · "), "ie-measure-launched") : null,
     kv("counters", `${((num(c.duration_ns) || 0) / 1e3).toFixed(2)} us · ${c.bound_by}-bound · memory ${pct(c.memory_sol)} · compute ${pct(c.compute_sol)} of peak`, "ie-measure-counters"),
     kv("occupancy", `${pct(c.achieved_occupancy)} of ${pct(c.theoretical_occupancy)} · ${c.registers} registers · DRAM ${rate(c.dram_bandwidth)} · L2 ${rate(c.l2_bandwidth)}`),
     stallBreakdown(c.stalls, num(c.samples)),

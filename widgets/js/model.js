@@ -12,6 +12,7 @@ export const STAGES = [
   ["wrapper", "Wrapper"],
   ["memory", "Memory"],
   ["autotune", "Autotune"],
+  ["compile_time", "Compile time"],
 ];
 
 /** Which stage shows a selection of this kind. */

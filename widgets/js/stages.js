@@ -283,11 +283,12 @@ export class FusedStage {
 }
 
 export class WrapperStage {
-  /** @param {{source: string, kernel_lines: object}} wrapper */
+  /** @param {{source: string, kernel_lines: object, language?: string}} wrapper (language: cpp for a C++ wrapper) */
   constructor(wrapper, ctx) {
     this.root = h("div", { class: "ie-stage ie-wrapper-stage", "data-stage": "wrapper" });
     const kernelLines = (wrapper && wrapper.kernel_lines) || {};
-    this.source = new SourceView((wrapper && wrapper.source) || "", "python", {
+    const language = wrapper && wrapper.language === "cpp" ? "cpp" : "python";
+    this.source = new SourceView((wrapper && wrapper.source) || "", language, {
       label: "wrapper",
       clickable: (n) => Object.prototype.hasOwnProperty.call(kernelLines, String(n)),
       onLineClick: (n) => ctx.select({ kind: "wrapper_line", id: String(kernelLines[String(n)]), line: n }),

@@ -1,0 +1,121 @@
+"""GPU profile attribution from the profiler's native events (compiler/runs/gpu_attribution.py), on events
+shaped like the ones CUPTI and kineto record, around a real compilation's kernels (runs on CPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from compiler._torch import profiling
+from compiler._torch.profiling import RawEvent
+from compiler.model.keys import kernel_keys
+from compiler.model.profile import KernelRef
+from compiler.runs.externs import externs_in_wrapper_order
+from compiler.runs.gpu_attribution import attribute_gpu
+from tests import workloads
+
+RUN, GRAPH = "run", "explorer-graph:"
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    torch.manual_seed(0)
+    with torch.no_grad():
+        c = explorer.compile(workloads.ResidualBlock(64), torch.randn(8, 64))
+    keys = kernel_keys(c)
+    refs = {keys[(g.id, k.id)]: KernelRef(g.id, k.id, k.language) for g in c.graphs for k in g.kernels}
+    return c, refs
+
+
+class Recorder:
+    """Builds a native event list: host events get ids, GPU activities link to the host event they ran under."""
+
+    def __init__(self) -> None:
+        self.events: list[RawEvent] = []
+        self.next_id = 1
+
+    def host(self, name: str, thread: int, start: int, end: int) -> int:
+        self.next_id += 1
+        self.events.append(RawEvent(name, False, thread, start, end, self.next_id, 0))
+        return self.next_id
+
+    def launch(self, under: int, name: str, start: int, duration: int, thread: int, at: int) -> int:
+        """A runtime call at ``at`` on ``thread`` under host event ``under``, and its GPU activity."""
+        self.next_id += 1
+        correlation = 1000 + self.next_id
+        self.events.append(RawEvent("cudaLaunchKernel", False, thread, at, at + 1, correlation, under))
+        self.events.append(RawEvent(name, True, 0, start, start + duration, correlation, under))
+        return correlation
+
+
+def test_gpu_activities_go_to_the_kernel_or_extern_call_that_launched_them(compiled):
+    c, refs = compiled
+    graph = c.graphs[0]
+    generated = [k for k in graph.kernels if k.language != "extern"]
+    (extern_key, extern_op), = externs_in_wrapper_order(c, refs)[graph.id][:1]
+    key_of = {k.name: next(key for key, r in refs.items() if r.kernel == k.id) for k in generated}
+    first, second = generated[0].name, generated[-1].name
+    r = Recorder()
+    r.host(RUN, 1, 0, 10_000)
+    # the forward graph call on the main thread
+    mark = r.host(GRAPH + graph.id, 1, 100, 5_000)
+    launch = r.host(first, 1, 200, 300)
+    a = r.launch(launch, "triton_gpu_name_does_not_matter", 1_000, 400, 1, 250)
+    op = r.host(extern_op, 1, 400, 900)
+    nested = r.host("aten::inner_helper", 1, 450, 850)  # the operator launches under a nested one
+    b = r.launch(nested, "sm90_xmma_gemm", 1_500, 2_000, 1, 500)
+    c2 = r.launch(op, "splitk_reduce", 3_500, 100, 1, 800)
+    r.host("aten::empty_strided", 1, 950, 960)
+    d = r.launch(mark, second, 3_700, 300, 1, 1_000)  # directly under the graph mark: found by its CUDA name
+    r.launch(mark, "unexpected_memset", 4_000, 50, 1, 1_100)
+    # the same graph called on another thread (autograd's device thread), and work outside any graph
+    r.host(GRAPH + graph.id, 2, 5_200, 6_000)
+    launch2 = r.host(first, 2, 5_300, 5_400)
+    f = r.launch(launch2, first, 6_100, 400, 2, 5_350)
+    outside = r.host("aten::add", 1, 7_000, 7_100)
+    r.launch(outside, "vectorized_add", 7_200, 500, 1, 7_050)
+
+    out = attribute_gpu(c, refs, r.events, RUN, GRAPH)
+
+    assert out.kernel_us[key_of[first]] == pytest.approx(0.8)
+    assert out.kernel_us[extern_key] == pytest.approx(2.1)  # both kernels of the operator, nested or not
+    assert out.kernel_us[key_of[second]] == pytest.approx(0.3)
+    assert dict(out.unattributed) == {"unexpected_memset": pytest.approx(0.05)}
+    assert out.total_us == pytest.approx(0.8 + 2.1 + 0.3 + 0.05)  # the work outside the graphs is not counted
+    assert out.calls[key_of[first]] == 2 and out.calls[extern_key] == 1 and out.calls[key_of[second]] == 1
+    assert out.key_of_correlation == {a: key_of[first], b: extern_key, c2: extern_key, d: key_of[second],
+                                      f: key_of[first]}
+    assert [row[0] for row in out.timeline] == [key_of[first], extern_key, extern_key, key_of[second], key_of[first]]
+    assert out.timeline[0][1:] == [1.0, 0.4]  # µs from the run's start, and its duration
+
+
+def test_extern_calls_match_in_wrapper_order_past_unrelated_operators(compiled):
+    c, refs = compiled
+    graph = c.graphs[0]
+    externs = externs_in_wrapper_order(c, refs)[graph.id]
+    r = Recorder()
+    r.host(RUN, 1, 0, 1_000)
+    r.host(GRAPH + graph.id, 1, 0, 1_000)
+    other = r.host("aten::not_an_extern", 1, 10, 20)
+    r.launch(other, "fill", 100, 10, 1, 15)
+    calls = []
+    for i, (_, op) in enumerate(externs):
+        host = r.host(op, 1, 100 + 100 * i, 150 + 100 * i)
+        calls.append(r.launch(host, "gemm", 500 + 10 * i, 5, 1, 120 + 100 * i))
+    out = attribute_gpu(c, refs, r.events, RUN, GRAPH)
+    assert [out.key_of_correlation[x] for x in calls] == [key for key, _ in externs]
+    assert dict(out.unattributed) == {"fill": pytest.approx(0.01)}
+
+
+def test_raw_events_of_a_real_profile_link_nothing_on_cpu_and_carry_the_marks():
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    prof.start()
+    with torch.profiler.record_function(GRAPH + "g0"):
+        torch.ones(4) + 1
+    prof.stop()
+    events = profiling.raw_events(prof)
+    mark = next(e for e in events if e.name == GRAPH + "g0")
+    inside = [e for e in events if e.name == "aten::add" and mark.start_ns <= e.start_ns <= mark.end_ns]
+    assert inside and inside[0].thread == mark.thread and not inside[0].on_device
+    assert all(e.linked == 0 for e in events)

@@ -1,0 +1,96 @@
+"""The compile-time report's builder on synthetic torch timer events (no compile): nesting spans logged from
+worker threads, the explorer's own time, kernel charges from autotuning, and rank divergence by phase."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from compiler.model.compile_time import CompileCall
+from compiler.model.compile_time_build import build
+from compiler.model.traceset import compile_time_divergence
+
+
+def _check_sums(phase, tolerance=1e-6):
+    if phase.children:
+        total = sum(child.seconds for child in phase.children)
+        assert abs(total - phase.seconds) <= tolerance * phase.seconds + 1e-5, (phase, total)
+    for child in phase.children:
+        _check_sums(child, tolerance)
+
+
+def _call(rank_scale: float) -> CompileCall:
+    """A synthetic call: a frame whose Inductor work ran partly on a worker thread that overlaps it."""
+    def us(seconds: float) -> float:
+        return seconds * 1e6 * rank_scale
+
+    events = [
+        {"name": "dynamo", "ph": "B", "ts": us(0), "args": {"compile_id": "0/0"}},
+        {"name": "GraphLowering.run", "ph": "B", "ts": us(1), "args": {"compile_id": "0/0"}},
+        {"name": "compile_file", "ph": "B", "ts": us(1.5), "args": {"compile_id": "None"}},  # worker thread
+        {"name": "GraphLowering.run", "ph": "E", "ts": us(2), "args": {"compile_id": "0/0"}},
+        {"name": "compile_file", "ph": "E", "ts": us(3), "args": {"compile_id": "None"}},
+        {"name": "dynamo", "ph": "E", "ts": us(4), "args": {"compile_id": "0/0"}},
+    ]
+    return CompileCall("log", 0, int(5e9 * rank_scale), events, [("hook", int(1.2e9 * rank_scale), int(1.4e9 * rank_scale))])
+
+
+def test_overlapping_thread_spans_never_exceed_their_parent_and_ranks_diverge_by_phase():
+    report = build([_call(1.0)], [])
+    _check_sums(report.root, tolerance=1e-6)
+    lowering = report.root.walk().__next__().find("GraphLowering.run")[0]
+    assert lowering.seconds == pytest.approx(0.8)  # 1 s, less the explorer's 0.2 s inside it
+    assert report.explorer_s == pytest.approx(0.2) and report.seconds == pytest.approx(5.0)
+    slow = build([_call(3.0)], [])
+    found = compile_time_divergence({"0": report, "1": build([_call(1.0)], []), "2": slow})
+    assert found and all(d.kind == "compile_phase" and "rank 2" in d.summary for d in found)
+
+
+def _kernel(kernel_id, node, fx_node, line):
+    return SimpleNamespace(id=kernel_id, name=kernel_id, language="triton", post_grad_nodes=[node],
+                           fx_nodes=[fx_node], user_lines=[("model.py", line)])
+
+
+def test_autotuning_is_charged_to_the_kernel_of_its_nodes_and_config_benchmarks_by_name():
+    """GPU-shaped events on the CPU: a matmul's template autotuning (owned by the nodes Inductor reported
+    its results for) and a Triton kernel's config benchmark at its first launch (named in its metadata)."""
+    graph = SimpleNamespace(
+        id="g0", compile_id="0/0", kind="forward", autotune=[],
+        kernels=[_kernel("triton_tem_fused_mm_0", "mm", "matmul", 3), _kernel("triton_poi_fused_relu_1", "relu", "relu", 4)],
+        fx=SimpleNamespace(nodes=[SimpleNamespace(name="matmul", op="call_function", user_line=("model.py", 3), module="lin"),
+                                  SimpleNamespace(name="relu", op="call_function", user_line=("model.py", 4), module="")]))
+
+    def span(name, begin, end, **args):
+        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
+                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
+
+    events = (span("inductor_compile", 0, 6, is_backward=False)[:1] + span("Scheduler.__init__", 1, 5)[:1]
+              + span("mm_template_precompiling", 1, 2) + span("mm_template_autotuning", 2, 4)
+              + span("Scheduler.__init__", 1, 5)[1:] + span("inductor_compile", 0, 6, is_backward=False)[1:]
+              + span("CachingAutotuner.benchmark_all_configs", 7, 8, kernel_name="triton_poi_fused_relu_1"))
+    call = CompileCall("capture", 0, int(10e9), events, autotune_owners=[(int(4.001e9), 0, ("mm",), 5)])
+    report = build([call], [graph])
+    tuned = {k.kernel: k for k in report.kernels}
+    assert tuned["triton_tem_fused_mm_0"].autotune_s == pytest.approx(3.0)
+    assert tuned["triton_tem_fused_mm_0"].candidates == 5
+    assert tuned["triton_poi_fused_relu_1"].autotune_s == pytest.approx(1.0)
+    lines = {row.line: row for row in report.lines}
+    assert lines[3].kernel_s == pytest.approx(3.0) and lines[4].kernel_s == pytest.approx(1.0)
+    # the graph's own 3 s (6 s less its kernels' 3 s) are spread over its two nodes
+    assert lines[3].spread_s == pytest.approx(1.5) and lines[4].spread_s == pytest.approx(1.5)
+    assert report.categories()["autotune"] == pytest.approx(4.0)
+    assert [s.kind for s in report.suggestions] == ["autotuning"]
+
+
+def test_an_autotuning_names_its_matmul_by_the_shapes_torch_logged():
+    """``autotune_shape`` (a bias first for addmm) picks the kernel computing the product of those operands."""
+    import explorer
+    from compiler.model.compile_time_build import _kernels_of_shape
+    from tests.paths import FIXTURES
+
+    graph = explorer.load(FIXTURES / "gpu_max_autotune.json").graphs[0]
+    [template] = [k.id for k in _kernels_of_shape(graph, "256x128, 128x192")]
+    assert template == "triton_tem_fused_add_gelu_mm_0"
+    assert [k.id for k in _kernels_of_shape(graph, "256x192, 256x128, 128x192")] == [template]  # addmm's bias
+    assert _kernels_of_shape(graph, "128x256, 256x192") == [] and _kernels_of_shape(graph, None) == []
