@@ -112,7 +112,7 @@ EXPECTED = {
         "checked: deterministic mode sets 1 key; it changes plain_sum's code: False",
     ],
     "07_dynamo_and_ranks.ipynb": [
-        "graph break at line 15: Failed to trace builtin operator",
+        "graph break at line 14: Failed to trace builtin operator",
         "graphs before it: ['g0'], after it: ['g1']",
         "TENSOR_MATCH",
         "= L['x'].size()[0], saw 8, range [5, ",
@@ -124,7 +124,7 @@ EXPECTED = {
         "[graph_break] ranks broke their graphs at different places",
         "added on rank 1: cpp_fused_add_mul_1",
         "rank 1 recompiled because: 0/0: n == 1",
-        "checked: the graph breaks at line 15; 6 rows recompile: False",
+        "checked: the graph breaks at line 14; 6 rows recompile: False",
     ],
     "08_memory_and_ir.ipynb": [
         "MemoryTimeline(",
