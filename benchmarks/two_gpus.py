@@ -82,7 +82,26 @@ def sweeps(args: argparse.Namespace, failures: list[str]) -> list[recording.Tabl
             failures.append(f"{measure} of a point differs by more than 10% between the sweeps: {ratios}")
     print(table.text())
     print(agreement.text())
-    return [table, agreement]
+    return [table, agreement, _where_time_goes(pairs[-1])]
+
+
+def _where_time_goes(pair: tuple[explorer.Sweep, explorer.Sweep]) -> recording.Table:
+    """Of each sweep's wall time: the busiest worker's points (everything a point does in its worker) and
+    the rest, which does not divide over GPUs (shipping the model, starting the sweep, gathering rows)."""
+    table = recording.Table(["last round", "wall s", "busiest worker's points s", "outside points s",
+                             "first point s", "other points s (mean)", "compile s (mean)"])
+    for label, result in (("two GPUs", pair[0]), ("one GPU", pair[1])):
+        busy: dict[str, float] = {}
+        firsts, others = [], []
+        for row in result.rows:
+            (others if row.worker in busy else firsts).append(row.wall_s or 0.0)
+            busy[row.worker] = busy.get(row.worker, 0.0) + (row.wall_s or 0.0)
+        compile_s = [row.stage_s.get("compile", 0.0) for row in result.rows]
+        table.add(label, f"{result.wall_s:.2f}", f"{max(busy.values()):.2f}", f"{result.wall_s - max(busy.values()):.2f}",
+                  f"{statistics.mean(firsts):.2f}", f"{statistics.mean(others):.2f}" if others else "",
+                  f"{statistics.mean(compile_s):.2f}")
+    print(table.text())
+    return table
 
 
 def grow(x: torch.Tensor) -> torch.Tensor:

@@ -13,23 +13,26 @@ ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank]
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
                       TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
 from compiler import CountersUnavailable, Sweep, SweepError, close_sweep_workers, start_sweep_workers, sweep
-from compiler.model import slots as views
+from compiler import Diff, diff
 from compiler import capture as compile
 from compiler import ExportError, ExportStage
 from compiler import capture_export as export
+from compiler.api import compact_view, provide_views
 
 __version__ = "0.1.0"
 
 
-def _widget(trace: Any) -> Any:
+# The model's views (compiler/model/slots.py): each widget takes a thunk of what it shows, called once
+# its package imported, so a notebook without the widget package builds nothing before falling back.
+def _widget(trace: Callable[[], Any]) -> Any:
     from widgets import ExplorerWidget
 
-    return ExplorerWidget(trace)
+    return ExplorerWidget(trace())
 
 
 def _write_html(trace: Any, path: str | Path) -> Path:
@@ -38,10 +41,10 @@ def _write_html(trace: Any, path: str | Path) -> Path:
     return Path(write_html(trace, path))
 
 
-def _traceset_widget(traceset: Any) -> Any:
+def _traceset_widget(traceset: Callable[[], TraceSet]) -> Any:
     from widgets import TraceSetWidget
 
-    return TraceSetWidget(traceset)
+    return TraceSetWidget(traceset())
 
 
 def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
@@ -52,12 +55,13 @@ def _write_traceset_html(traceset: Any, path: str | Path) -> Path:
 
 def _point_diffs(sweep: Sweep) -> Any:
     """Diff.to_json() of two points of ``sweep`` (what the sweep views show for two rows picked)."""
-    return lambda i, j: diff(sweep[i], sweep[j]).to_json()
+    return lambda i, j: sweep.diff(i, j).to_json()
 
 
-def _sweep_widget(sweep: Sweep) -> Any:
+def _sweep_widget(view: Callable[[], Sweep]) -> Any:
     from widgets import SweepWidget
 
+    sweep = view()
     return SweepWidget(sweep, diff_of=_point_diffs(sweep))
 
 
@@ -68,13 +72,6 @@ def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
         return render_sweep_html(sweep, diff_of=_point_diffs(sweep))
     return Path(write_sweep_html(sweep, path, diff_of=_point_diffs(sweep)))
 
-
-views.register("widget", _widget)
-views.register("html", _write_html)
-views.register("traceset_widget", _traceset_widget)
-views.register("traceset_html", _write_traceset_html)
-views.register("sweep_widget", _sweep_widget)
-views.register("sweep_html", _write_sweep_html)
 
 
 def show(c: Any, full: bool = False) -> Any:
@@ -87,16 +84,14 @@ def show(c: Any, full: bool = False) -> Any:
     if not progress.in_notebook():
         from rich.console import Console
 
-        from compiler.render.summary import compact_view
-
         Console().print(compact_view(c) if isinstance(c, Compilation) and not full else c)
         return None
     if isinstance(c, TraceSet):
-        return _traceset_widget(c)
+        return _traceset_widget(lambda: c)
     if isinstance(c, Sweep):
-        return _sweep_widget(c)
+        return _sweep_widget(lambda: c)
     if isinstance(c, Compilation):
-        return _widget(c.trace_view())
+        return _widget(c.trace_view)
     return c  # a kernel, a graph, a report: Jupyter shows its own HTML
 
 
@@ -115,11 +110,11 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 from . import progress  # noqa: E402
-from .diff import Diff, diff  # noqa: E402 - after the view registration above
 from .session import Session  # noqa: E402
 
-views.register("diff", diff)  # Sweep.diff(i, j)
-views.register("show", show)  # c.show()
+provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_widget,
+              write_traceset_html=_write_traceset_html, sweep_widget=_sweep_widget, write_sweep_html=_write_sweep_html,
+              show=show)  # c.show(), c.to_html(), a notebook's widgets: imported by the model on first use
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 

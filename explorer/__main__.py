@@ -14,8 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from compiler.render import table_rows as tables
-from compiler.render.summary import compact_view
+from compiler.api import KERNEL_SORTS, autotune_groups, autotune_table, compact_view, kernel_rows, kernels_table, select_rows
 
 PROG = "python -m explorer"
 
@@ -61,7 +60,6 @@ def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     tree after them; paged when longer than the terminal. A saved TraceSet, or a TORCH_TRACE directory
     or log (read as a TraceSet), prints its ranks."""
     import explorer
-    from compiler.render import tables as render_tables
 
     console = console or Console()
     path = Path(args.trace)
@@ -76,11 +74,9 @@ def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     numerics = c.numerics[-1] if c.numerics else None
     parts: list = [compact_view(c, kernels_shown=0)]
     for graph in c.graphs:
-        rows = tables.select(tables.kernel_rows(graph, profile, numerics), args.sort, contains=args.filter,
-                             language=args.language)
-        parts.append(render_tables.kernels_table(rows, f"{graph.id} kernels ({len(rows)} of {len(graph.kernels)})",
-                                                 width=console.width))
-        parts += [render_tables.autotune_table(group) for group in tables.autotune_groups(graph.autotune)]
+        rows = select_rows(kernel_rows(graph, profile, numerics), args.sort, contains=args.filter, language=args.language)
+        parts.append(kernels_table(rows, f"{graph.id} kernels ({len(rows)} of {len(graph.kernels)})", width=console.width))
+        parts += [autotune_table(group) for group in autotune_groups(graph.autotune)]
     if args.full:
         parts.append(c)
     with console.capture() as captured:
@@ -127,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_demo)
     show = sub.add_parser("show", help="print a saved trace or TraceSet, or a TORCH_TRACE directory")
     show.add_argument("trace", help="a file saved by c.save(), or a TORCH_TRACE directory or log")
-    show.add_argument("--sort", choices=tables.KERNEL_SORTS, default="id",
+    show.add_argument("--sort", choices=KERNEL_SORTS, default="id",
                       help="order of the kernels table (time and error: largest first)")
     show.add_argument("--filter", default="", metavar="TEXT", help="only kernels whose id or user line has TEXT")
     show.add_argument("--language", help="only kernels of this language (triton, cpp, extern, template)")

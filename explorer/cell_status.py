@@ -12,7 +12,7 @@ from typing import Any
 from IPython.display import display
 
 from compiler import CompileError
-from compiler.model.progress import Step
+from compiler.api import Step
 
 from . import progress as progress_steps
 

@@ -39,8 +39,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler import TOGGLES, CompileError, ToggleError, capture, capture_export
-from compiler.model.formatting import did_you_mean
-from compiler.model.progress import Cancelled
+from compiler.api import Cancelled, did_you_mean
 
 from . import cell as cells
 from . import rerun, settings
@@ -236,7 +235,7 @@ class ExplorerMagics(Magics):
 
     def _sweep(self, source: str, name: str, config: dict[str, Any], args: Any, number: int) -> None:
         """``--sweep a,b``: the cell at every on/off combination of toggles a and b, as one Sweep."""
-        from compiler.sweeps import SweepError, sweep
+        from compiler import SweepError, sweep
 
         names = [n.strip() for n in args.sweep.split(",") if n.strip()]
         for toggle in names:

@@ -13,8 +13,7 @@ import time
 import uuid
 from typing import Any, Callable
 
-from compiler.model import progress
-from compiler.model.progress import COMPILE_STAGES, Cancelled, Step
+from compiler.api import COMPILE_STAGES, Cancelled, Display, Step, set_display
 
 __all__ = ["Cancelled", "off", "auto_on", "NotebookBar", "TerminalBar"]
 
@@ -128,7 +127,7 @@ def in_notebook() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def auto(task: str) -> progress.Display | None:
+def auto(task: str) -> Display | None:
     """A notebook bar inside a Jupyter kernel, rich on an interactive terminal, else nothing."""
     if in_notebook():
         return NotebookBar()
@@ -139,9 +138,9 @@ def auto(task: str) -> progress.Display | None:
 
 def off() -> None:
     """Show no progress from now on (in this process)."""
-    progress.set_display(lambda task: None)
+    set_display(lambda task: None)
 
 
 def auto_on() -> None:
     """Show progress where it can be seen (the default)."""
-    progress.set_display(auto)
+    set_display(auto)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from compiler import Compilation
-from compiler.pipeline.specs import tensor_specs
+from compiler.api import tensor_specs
 
 from . import settings
 from .cell import CellFunction

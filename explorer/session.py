@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from compiler import Compilation, capture
-from compiler.pipeline.specs import tensor_specs
-from compiler.model.formatting import did_you_mean
+from compiler.api import did_you_mean, tensor_specs
 
 from . import settings
 

@@ -10,24 +10,24 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from compiler._torch import inductor_config
-from compiler.pipeline import toggles
+from compiler import TOGGLES
+from compiler.api import inductor_default, inductor_has_key, resolve_toggles, toggle_names_for
 
 
 def default_of(name: str) -> Any:
     """Inductor's shipped value for a toggle name or a raw key (None when the installed torch lacks it)."""
-    toggle = toggles.TOGGLES.get(name)
+    toggle = TOGGLES.get(name)
     key = toggle.key if toggle else name
-    if key is None or not inductor_config.has_key(key):
+    if key is None or not inductor_has_key(key):
         return None
-    return inductor_config.default(key)
+    return inductor_default(key)
 
 
 def normalize(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """Toggle names (or raw keys) -> values, defaults dropped, sorted; raises ToggleError when invalid."""
-    settings = toggles.resolve(config)
-    kept = {key: value for key, value in settings.items() if value != inductor_config.default(key)}
-    return dict(sorted(toggles.toggle_names_for(kept).items()))
+    settings = resolve_toggles(config)
+    kept = {key: value for key, value in settings.items() if value != inductor_default(key)}
+    return dict(sorted(toggle_names_for(kept).items()))
 
 
 def config_key(config: Mapping[str, Any]) -> str:
@@ -38,7 +38,7 @@ def toggle_states(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every registered toggle with its value under ``config`` (what the toggle panel lists)."""
     config = dict(config or {})
     states = []
-    for name, toggle in toggles.TOGGLES.items():
+    for name, toggle in TOGGLES.items():
         default = default_of(name)
         states.append({
             "name": name,

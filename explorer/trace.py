@@ -13,8 +13,7 @@ import time
 from typing import Any
 
 from compiler import CompileError, capture
-from compiler._torch import compile_calls
-from compiler.pipeline.specs import tensor_specs
+from compiler.api import compile_redirected, original_of, tensor_specs
 
 from .cell_status import CellFailed, StatusLine, error_summary, quiet_capture_warnings
 from .session import Entry
@@ -56,7 +55,7 @@ class _Tracer:
         self.config = config
         self.dynamic = dynamic
         self.entries: list[Entry] = []
-        self.redirect: Any = None  # compile_calls.Redirect while the cell runs
+        self.redirect: Any = None  # compile_redirected's Redirect while the cell runs
 
     def torch_compile(self, fn: Any, **options: Any) -> Any:
         return self.redirect.original(fn, **options)
@@ -96,7 +95,7 @@ def run_traced(magics: Any, source: str, name: str, config: dict[str, Any], args
     for key, value in list(ns.items()):
         if key.startswith("_") or isinstance(value, type):
             continue
-        original = compile_calls.original_of(value)
+        original = original_of(value)
         if original is not None:
             swapped[key] = value
             ns[key] = _Traced(tracer, original, {}, wrapper=value)
@@ -106,7 +105,7 @@ def run_traced(magics: Any, source: str, name: str, config: dict[str, Any], args
         ns.update(swapped)
         raise CellFailed("parse", f"SyntaxError at line {error.lineno}: {error.msg}") from None
     try:
-        with compile_calls.compile_redirected(lambda fn, options: _Traced(tracer, fn, options)) as redirect:
+        with compile_redirected(lambda fn, options: _Traced(tracer, fn, options)) as redirect:
             tracer.redirect = redirect
             exec(code, ns)  # noqa: S102 - the user's own cell, as IPython would run it
     except CompileError as error:

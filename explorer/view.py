@@ -12,11 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from compiler import CompileError, ToggleError
-from compiler.io.trace import SCHEMA, VERSION
+from compiler import CompileError, ToggleError, diff
+from compiler.api import TRACE_SCHEMA, TRACE_VERSION
 
 from . import settings
-from .diff import diff
 
 
 REPRO_DIR = Path("repros")  # where the view's "reproducer" button writes, under the working directory
@@ -31,7 +30,7 @@ class SessionView:
         self.last_seconds = 0.0  # wall time of the last toggle/select, request to updated view
         self.last_from_cache = False
         self._requesting = False  # a toggle change of this view is compiling (its entry is shown by _switch)
-        empty = {"schema": SCHEMA, "version": VERSION, "meta": {}, "graphs": []}
+        empty = {"schema": TRACE_SCHEMA, "version": TRACE_VERSION, "meta": {}, "graphs": []}
         self.widget = ExplorerWidget(entry.compilation.trace_view() if entry else empty)
         self.widget.on_action(self.handle)
         self._refresh_bar()

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from compiler.model.contract import SELECTION_KINDS, STAGES
+from compiler.model.contract import TRACE_VERSION as SCHEMA_VERSION
+
 from .html import embed_json, render_html, write_html
 from .parts import TraceParts
-from .payload import SCHEMA_VERSION, SELECTION_KINDS, STAGES, TraceError
+from .payload import TraceError
 from .sweep import SweepParts
 from .sweep_html import render_sweep_html, write_sweep_html
 from .traceset import TraceSetError, TraceSetParts

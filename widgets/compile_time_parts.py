@@ -30,6 +30,11 @@ def _blocks(phase: Mapping[str, Any], total: float) -> Iterator[dict[str, Any]]:
         block = {"id": str(node.get("id")), "name": str(node.get("name")), "depth": depth, "x_s": round(x, 9),
                  "seconds": seconds, "share": seconds / total if total > 0 else 0.0}
         block.update({k: node[k] for k in _LINK_KEYS if node.get(k)})
+        args = node.get("args") or {}
+        if args.get("cache_state"):  # an FX graph cache lookup, and what a hit saved
+            block["cache"] = str(args["cache_state"])
+            if isinstance(args.get("cache_time_saved_s"), (int, float)):
+                block["cache_saved_s"] = float(args["cache_time_saved_s"])
         yield block
         children = [c for c in node.get("children") or [] if isinstance(c, Mapping)]
         starts, at = [], x
@@ -47,7 +52,8 @@ def chart(report: Mapping[str, Any]) -> dict[str, Any]:
     total = float(root.get("seconds") or 0.0)
     return {
         "source": report.get("source", "capture"), "seconds": total, "explorer_s": report.get("explorer_s", 0.0),
-        "categories": report.get("categories") or {}, "blocks": list(_blocks(root, total)),
+        "categories": report.get("categories") or {}, "blocks": (blocks := list(_blocks(root, total))),
+        "cache_saved_s": round(sum(b.get("cache_saved_s", 0.0) for b in blocks), 6),
         "kernels": sorted(report.get("kernels") or [], key=lambda k: -float(k.get("seconds") or 0.0))[:CHARGES_SHOWN],
         "lines": list(report.get("lines") or [])[:CHARGES_SHOWN],
         "nodes": list(report.get("nodes") or [])[:CHARGES_SHOWN],

@@ -17,8 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from compiler.model.contract import collector_paused
+
 from ._bundle import bundle_css, bundle_js
-from .parts import TraceParts, collector_paused
+from .parts import TraceParts
 
 _PAYLOAD_ID = "inductor-explorer-payload"
 _PARTS_ID = "inductor-explorer-parts"

@@ -7,7 +7,8 @@ embeds them compressed and decodes them on demand: one path for both.
 
 Part keys (``g0`` is a graph id):
 
-- ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``...)
+- ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``,
+  ``export`` for an AOT compilation: the Export stage, which the summary announces with its counts)
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
 - ``g0/fx_outline``, ``g0/post_grad_outline``: what the first drawing of a graph reads, in columns
   (see ``outline``): a 100,000-node graph's outline is a few MB where its part is about 27 MB, so the
@@ -27,18 +28,18 @@ Part keys (``g0`` is a graph id):
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import gc
 import json
 import math
 import weakref
-import zlib
 from typing import Any, Iterator, Mapping
+
+from compiler.model.contract import (FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, collector_paused,
+                                     unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
-from .payload import FX_NODE_KEYS, PG_NODE_KEYS, SCHEMA_NAME, SCHEMA_VERSION, as_trace
+from .payload import TraceError, as_trace
 from .roofline import roofline
 
 HEADER_KEYS = ("schema", "version", "meta", "inputs", "outputs")
@@ -65,32 +66,6 @@ def _autotune(records: list[Any]) -> list[Any]:
         return {**record, "time_ms": str(t)} if isinstance(t, float) and not math.isfinite(t) else record
 
     return [finite(r) for r in records]
-
-
-def _unpacked(record: Any) -> Any:
-    """A part as views read it: a saved trace packs a kernel's IR texts (``ir.packed``), a graph's
-    wrapper (``wrapper.packed``) and its loop-IR bodies (``loop_ir_bodies.packed``) as zlib-compressed
-    JSON in base64 (compiler/SCHEMA.md, "Packed parts")."""
-    if not isinstance(record, Mapping) or "packed" not in record:
-        return record
-    body = json.loads(zlib.decompress(base64.b64decode(record["packed"])))
-    return {**{k: v for k, v in record.items() if k != "packed"}, **body}
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Making a part of a large graph allocates hundreds of thousands of objects while millions (the
-    loaded trace) are alive: each full pass of the cyclic collector would scan all of them again, for
-    nothing (seconds on a 100,000-node graph). Nothing made here forms a cycle. Work that makes many
-    parts (an export) pauses it once around all of them: switching it back on after each part lets
-    the next allocations pay for the full passes put off meanwhile."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # Encoded outlines of graphs that outlive one TraceParts (a compilation's lazily serialized graphs are
@@ -164,7 +139,7 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
     size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
-    wrapper = _unpacked(graph.get("wrapper") or {})
+    wrapper = unpacked(graph.get("wrapper") or {}, TraceError)
     return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
             "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
             "kernels": size(graph.get("kernels")),
@@ -195,8 +170,8 @@ class TraceParts:
 
     def summary(self) -> dict[str, Any]:
         out = {k: self.trace[k] for k in HEADER_KEYS if k in self.trace}
-        out.setdefault("schema", SCHEMA_NAME)
-        out.setdefault("version", SCHEMA_VERSION)
+        out.setdefault("schema", TRACE_SCHEMA)
+        out.setdefault("version", TRACE_VERSION)
         out.setdefault("meta", {})
         out["parts"] = self.top_keys()
         graphs = []
@@ -211,6 +186,10 @@ class TraceParts:
         compile_time = compile_time_parts.digest(self.trace.get("compile_time"))
         if compile_time is not None:
             out["compile_time"] = compile_time
+        exported = self.trace.get("export")
+        if isinstance(exported, Mapping):  # an AOT compilation: its Export stage's button and count
+            out["export"] = {"inputs": len(exported.get("inputs") or []),
+                             "dynamic_dims": len(exported.get("range_constraints") or {})}
         return out
 
     def top_keys(self) -> list[str]:
@@ -253,18 +232,20 @@ class TraceParts:
             kernel = self.kernel(gid, rest[len("kernel/"):])
             if kernel is None:
                 raise PartError(f"no kernel {rest[len('kernel/'):]!r} in graph {gid}")
-            return {k: _unpacked(kernel[k]) if k == "ir" else kernel[k] for k in HEAVY_KERNEL_KEYS if k in kernel}
+            return {k: unpacked(kernel[k], TraceError) if k == "ir" else kernel[k]
+                    for k in HEAVY_KERNEL_KEYS if k in kernel}
         make = {
             "fx": lambda: _nodes(graph.get("fx"), FX_NODE_KEYS),
             "post_grad": lambda: _nodes(graph.get("post_grad"), PG_NODE_KEYS),
             "fx_outline": lambda: outline(graph.get("fx")),
             "post_grad_outline": lambda: outline(graph.get("post_grad")),
             "loop_ir": lambda: [{k: v for k, v in n.items() if k != "body"} for n in graph.get("loop_ir") or []],
-            "loop_ir_bodies": lambda: (_unpacked(graph["loop_ir_bodies"]).get("bodies") or {} if "loop_ir_bodies" in graph
+            "loop_ir_bodies": lambda: (unpacked(graph["loop_ir_bodies"], TraceError).get("bodies") or {}
+                                       if "loop_ir_bodies" in graph
                                        else {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []}),
             "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
-            "wrapper": lambda: _unpacked(graph.get("wrapper")) or {"source": "", "kernel_lines": {}},
+            "wrapper": lambda: unpacked(graph.get("wrapper"), TraceError) or {"source": "", "kernel_lines": {}},
             "autotune": lambda: _autotune(graph.get("autotune") or []),
             "roofline": lambda: roofline(self.trace, graph),
         }.get(rest)

@@ -11,10 +11,12 @@ A point needs a kernel's time, the bytes it moves and the FLOPs it computes, per
 - FLOPs: Inductor's ``kernel_flop`` where it computed one, else 2*M*N*K per matmul node and one operation
   per output element of every other node (the same rule as compiler/model/cost.py, over the JSON).
 
-Roofs are drawn only where the trace records them: the DRAM bandwidth roof is Nsight Compute's
-(a kernel's DRAM bandwidth over its DRAM throughput as a share of peak, the median over the kernels
-measured). The trace records no peak FLOP/s, so there is no compute roof (``k.bench()`` prints one
-from a datasheet, but its results are not kept in the trace).
+Roofs are drawn only where the trace records them. The DRAM bandwidth roof is Nsight Compute's where
+counters ran (a kernel's DRAM bandwidth over its DRAM throughput as a share of peak, the median over the
+kernels measured), else the datasheet's; the compute roof is the datasheet's peak FLOP/s for the dtype
+most of the placed kernels compute in (``meta.device_peaks``, written for GPUs the explorer knows: see
+compiler/SCHEMA.md). float32 matmuls are drawn against the float32 peak: the trace does not say whether
+TF32 was allowed.
 """
 
 from __future__ import annotations
@@ -109,6 +111,25 @@ def bandwidth_roof(counters: Mapping[str, Mapping[str, Any]]) -> float | None:
     return statistics.median(peaks) if peaks else None
 
 
+def kernel_dtype(kernel: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The dtype a kernel computes in: that of its last node's output (its first node for an extern call)."""
+    names = [n for n in kernel.get("post_grad_nodes") or [] if n in nodes]
+    if not names:
+        return None
+    dtype = nodes[names[0] if kernel.get("language") == "extern" else names[-1]].get("dtype")
+    return str(dtype).replace("torch.", "") if dtype else None
+
+
+def compute_roof(peaks: Mapping[str, Any], points: list[dict[str, Any]]) -> tuple[float | None, str | None]:
+    """The datasheet's peak FLOP/s for the dtype most points compute in, with where it comes from."""
+    dtypes = [p["dtype"] for p in points if p.get("dtype")]
+    if not dtypes:
+        return None, None
+    dtype = statistics.mode(dtypes)
+    flops = _num((peaks.get("flops") or {}).get(dtype))
+    return (flops, f"{dtype} peak, {peaks.get('source')}") if flops else (None, None)
+
+
 def _point(kernel: Mapping[str, Any], nodes: Mapping[str, Any], counters: Mapping[str, Any] | None,
            profile_s: float | None) -> dict[str, Any] | None:
     duration = _num((counters or {}).get("duration_ns"))
@@ -124,7 +145,8 @@ def _point(kernel: Mapping[str, Any], nodes: Mapping[str, Any], counters: Mappin
         return None
     return {"kernel": str(kernel.get("id")), "language": kernel.get("language"), "seconds": seconds,
             "bytes": nbytes, "flops": flops, "intensity": flops / nbytes, "flops_per_s": flops / seconds,
-            "bytes_per_s": nbytes / seconds, "time_source": time_source, "bytes_source": bytes_source}
+            "bytes_per_s": nbytes / seconds, "time_source": time_source, "bytes_source": bytes_source,
+            "dtype": kernel_dtype(kernel, nodes)}
 
 
 def roofline(trace: Mapping[str, Any], graph: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,9 +162,14 @@ def roofline(trace: Mapping[str, Any], graph: Mapping[str, Any]) -> dict[str, An
             continue
         point = _point(kernel, nodes, counters.get(kid), times.get(kid))
         (points.append(point) if point else skipped.append(kid))
-    bandwidth = bandwidth_roof(counters)
-    return {"graph": gid, "device": (trace.get("meta") or {}).get("device_name"), "points": points,
+    meta = trace.get("meta") or {}
+    peaks = meta.get("device_peaks") or {}
+    bandwidth, bandwidth_source = bandwidth_roof(counters), "Nsight Compute (DRAM)"
+    if bandwidth is None and _num(peaks.get("bandwidth")):
+        bandwidth, bandwidth_source = float(peaks["bandwidth"]), str(peaks.get("source"))
+    compute, compute_source = compute_roof(peaks, points)
+    return {"graph": gid, "device": meta.get("device_name"), "points": points,
             "skipped": skipped,  # timed, but with no bytes or FLOPs to place them
-            "roofs": {"bandwidth": bandwidth, "bandwidth_source": "Nsight Compute (DRAM)" if bandwidth else None,
-                      "compute": None, "compute_source": None},
+            "roofs": {"bandwidth": bandwidth, "bandwidth_source": bandwidth_source if bandwidth else None,
+                      "compute": compute, "compute_source": compute_source},
             "how_to": None if points else HOW_TO}

@@ -17,16 +17,16 @@ import dataclasses
 import json
 from typing import Any, Callable, Iterator, Mapping
 
+from compiler.model.contract import SWEEP_SCHEMA, SWEEP_VERSION, ContractError, check
+
 from .parts import PartError, TraceParts
 
-SWEEP_SCHEMA = "inductor-explorer/sweep"
-SWEEP_VERSION = 1
 ALL_PAIRS_UP_TO = 8
 
 DiffOf = Callable[[int, int], Any]
 
 
-class SweepError(ValueError):
+class SweepError(ContractError):
     """The object given is not a sweep these views can show."""
 
 
@@ -44,9 +44,7 @@ def _from_object(sweep: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list
 
 
 def _from_saved(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], list[Any]]:
-    version = data.get("version")
-    if not isinstance(version, int) or version > SWEEP_VERSION:
-        raise SweepError(f"sweep schema version {version!r} is newer than this viewer reads ({SWEEP_VERSION})")
+    check(data, SWEEP_SCHEMA, "the sweep given", SweepError)
     rows = [dict(r) for r in data.get("rows") or []]
     traces = [(lambda t=t: t) if t is not None else None for t in data.get("traces") or []]
     return dict(data.get("meta") or {}), rows, traces
@@ -57,8 +55,6 @@ class SweepParts:
 
     def __init__(self, sweep: Any, diff_of: DiffOf | None = None) -> None:
         if isinstance(sweep, Mapping):
-            if sweep.get("schema") != SWEEP_SCHEMA:
-                raise SweepError(f"expected a saved sweep (schema {SWEEP_SCHEMA!r}), got {sweep.get('schema')!r}")
             meta, rows, traces = _from_saved(sweep)
         elif all(hasattr(sweep, a) for a in ("rows", "traces", "function", "engine")):
             meta, rows, traces = _from_object(sweep)

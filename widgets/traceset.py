@@ -16,13 +16,12 @@ import dataclasses
 import json
 from typing import Any, Callable, Iterator, Mapping
 
+from compiler.model.contract import TRACESET_SCHEMA, TRACESET_VERSION, ContractError, check
+
 from .parts import PartError, TraceParts
 
-TRACESET_SCHEMA = "inductor-explorer/traceset"
-TRACESET_VERSION = 1
 
-
-class TraceSetError(ValueError):
+class TraceSetError(ContractError):
     """The object given is not a TraceSet these views can show."""
 
 
@@ -38,9 +37,7 @@ def _from_object(ts: Any) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Ca
 
 
 def _from_saved(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Callable[[str], Any]]]]:
-    version = data.get("version")
-    if not isinstance(version, int) or version > TRACESET_VERSION:
-        raise TraceSetError(f"TraceSet schema version {version!r} is newer than this viewer reads ({TRACESET_VERSION})")
+    check(data, TRACESET_SCHEMA, "the TraceSet given", TraceSetError)
     header = {"path": str(data.get("path", "")), "problems": [str(p) for p in data.get("problems") or []],
               "divergence": list(data.get("divergence") or [])}
     ranks = []
@@ -55,8 +52,6 @@ class TraceSetParts:
 
     def __init__(self, traceset: Any) -> None:
         if isinstance(traceset, Mapping):
-            if traceset.get("schema") != TRACESET_SCHEMA:
-                raise TraceSetError(f"Expected a saved TraceSet (schema {TRACESET_SCHEMA!r}), got {traceset.get('schema')!r}")
             header, ranks = _from_saved(traceset)
         elif all(hasattr(traceset, a) for a in ("ranks", "divergence", "problems", "path")):
             header, ranks = _from_object(traceset)

@@ -23,10 +23,11 @@ from typing import Any
 import anywidget
 import traitlets
 
+from compiler.model.contract import SELECTION_KINDS, STAGES
+
 from ._bundle import BUNDLE_CSS, BUNDLE_JS
 from .html import write_html
 from .parts import PartError, TraceParts
-from .payload import SELECTION_KINDS, STAGES
 
 
 class ExplorerWidget(anywidget.AnyWidget):
@@ -111,7 +112,8 @@ class ExplorerWidget(anywidget.AnyWidget):
         self.send(reply, buffers=[data])
 
     def show_payload(self, payload: Any) -> None:
-        """Replace the compilation shown, keeping the stage; the selection is dropped (ids are per trace)."""
+        """Replace the compilation shown, keeping the stage where it has one (the Export stage goes back to
+        the FX graph for a JIT compilation); the selection is dropped (ids are per trace)."""
         self._parts = TraceParts(payload)
         summary = self._parts.summary()
         ids = [g["id"] for g in summary["graphs"]]
@@ -120,6 +122,8 @@ class ExplorerWidget(anywidget.AnyWidget):
             self.selection = {}
             self.summary = summary
             self.graph = graph
+            if self.stage == "export" and "export" not in summary:
+                self.stage = "fx"
             self.revision += 1
 
     def on_action(self, callback: Any) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import re
 import types
 import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from . import (autotune, benchmark_harness, combo_kernels, compile_events, dynamo_codes, fusion_log, inductor_config, kernel_lines,
                kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
@@ -48,40 +49,92 @@ def device_settings(device: str) -> dict[str, Any]:
     return {"benchmark_kernel": True} if device.startswith("cuda") else {}
 
 
+class CaptureListener(Protocol):
+    """What a capture is told while torch compiles: one method per event the hooks below fire.
+
+    ``capture_hooks`` takes one object with every method (the capture's recorder); each hook adapter of
+    this folder calls its method from inside Inductor, and an adapter never lets what the method raises
+    change what Inductor compiles."""
+
+    def on_pre_fusion(self, nodes: list[Any]) -> None:
+        """The scheduler's nodes before fusion (the loop IR), for the graph or subgraph being scheduled."""
+
+    def on_post_fusion(self, nodes: list[Any]) -> None:
+        """The scheduler's nodes after fusion: each one a kernel-to-be or a node left alone."""
+
+    def on_output_code(self, code: str) -> None:
+        """The generated wrapper module's source, once codegen wrote it."""
+
+    def on_node_lines(self, node_name: str, lines: list[str]) -> None:
+        """Kernel source lines that scheduler node ``node_name`` generated."""
+
+    def on_kernel_nodes(self, key: str, node_names: list[str]) -> None:
+        """The scheduler nodes a generated kernel (or extern call) ``key`` implements."""
+
+    def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
+        """Inductor's own reason for not fusing two nodes."""
+
+    def on_autotune(self, kernel: str, choice: str, time_ms: float, chosen: bool, source: str) -> None:
+        """One autotuning choice or Triton config timed (``source``: select_algorithm or triton_heuristics)."""
+
+    def on_converted_code(self, code: types.CodeType, fresh: bool) -> None:
+        """A code object Dynamo converted; ``fresh`` when it had no cache entry before."""
+
+    def on_combo_kernel(self, groups: combo_kernels.Groups | None) -> None:
+        """The kernels codegen reports from now on are one combo kernel of ``groups`` (None: it ended)."""
+
+    def on_pad_mm(self, decision: dict[str, Any]) -> None:
+        """One shape-padding decision about a matmul, with its reason."""
+
+    def on_wrapper_planned(self, wrapper: Any) -> None:
+        """The wrapper codegen of a top-level graph once its lines and buffers are planned."""
+
+    def on_operation_lowered(self, module: Any, operation: str, node: Any) -> None:
+        """Lowering FX node ``node`` of ``module`` created Inductor operation ``operation``."""
+
+
+# The events a listener receives: the protocol's methods (tests check the hooks fire exactly these).
+EVENTS = tuple(name for name in vars(CaptureListener) if name.startswith("on_"))
+
+Hook = Callable[..., None]
+
+
+def _as_is(hook: Hook) -> Hook:
+    return hook
+
+
+def _check_listener(listener: Any) -> None:
+    """Refuse, before any hook is installed, a listener that lacks an event's method (read statically:
+    checking must not call into the listener)."""
+    missing = [name for name in EVENTS if not callable(inspect.getattr_static(listener, name, None))]
+    if missing:
+        raise TypeError(f"{type(listener).__name__} is not a CaptureListener: it has no {', '.join(missing)} "
+                        f"(every capture hook event needs a method: {', '.join(EVENTS)})")
+
+
 @contextlib.contextmanager
-def capture_hooks(
-    *,
-    settings: dict[str, Any],
-    on_pre_fusion: Callable[[list[Any]], None],
-    on_post_fusion: Callable[[list[Any]], None],
-    on_output_code: Callable[[str], None],
-    on_node_lines: Callable[[str, list[str]], None],
-    on_kernel_nodes: Callable[[str, list[str]], None],
-    on_fusion_refused: Callable[[str, str, str], None],
-    on_autotune: autotune.Record,
-    on_converted_code: Callable[[types.CodeType, bool], None],
-    on_combo_kernel: Callable[[combo_kernels.Groups | None], None],
-    on_pad_mm: Callable[[dict[str, Any]], None],
-    on_wrapper_planned: Callable[[Any], None] = lambda wrapper: None,
-    on_operation_lowered: lowering_nodes.Lowered = lambda module, name, node: None,
-) -> Iterator[None]:
+def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: Callable[[Hook], Hook] = _as_is
+                  ) -> Iterator[None]:
+    """Every hook installed for one block, each event calling ``wrap(listener.<event>)`` (the capture
+    wraps them to time its own work), and every one restored on exit."""
+    _check_listener(listener)
     values = {**CAPTURE_SETTINGS, **settings}
     if scheduler_passes.available():
-        values.update(scheduler_passes.config_values(on_pre_fusion, on_post_fusion))
+        values.update(scheduler_passes.config_values(wrap(listener.on_pre_fusion), wrap(listener.on_post_fusion)))
     with contextlib.ExitStack() as stack:
         stack.enter_context(own_warnings_silenced())
         stack.enter_context(inductor_config.patched(values))
         stack.enter_context(benchmark_harness.side_effects_removed(bool(values.get("benchmark_kernel"))))
-        stack.enter_context(output_code.on_output_code(on_output_code))
-        stack.enter_context(kernel_lines.on_node_lines(on_node_lines))
-        stack.enter_context(kernel_nodes.on_kernel_nodes(on_kernel_nodes))
-        stack.enter_context(lowering_nodes.on_operation_lowered(on_operation_lowered))
-        stack.enter_context(fusion_log.on_fusion_refused(on_fusion_refused))
-        stack.enter_context(autotune.on_autotune(on_autotune))
+        stack.enter_context(output_code.on_output_code(wrap(listener.on_output_code)))
+        stack.enter_context(kernel_lines.on_node_lines(wrap(listener.on_node_lines)))
+        stack.enter_context(kernel_nodes.on_kernel_nodes(wrap(listener.on_kernel_nodes)))
+        stack.enter_context(lowering_nodes.on_operation_lowered(wrap(listener.on_operation_lowered)))
+        stack.enter_context(fusion_log.on_fusion_refused(wrap(listener.on_fusion_refused)))
+        stack.enter_context(autotune.on_autotune(wrap(listener.on_autotune)))
         stack.enter_context(compile_events.deferred_autotuning_named())
-        stack.enter_context(wrapper_ir.on_planned_wrapper(on_wrapper_planned))
-        stack.enter_context(dynamo_codes.converted_frames(on_converted_code))
+        stack.enter_context(wrapper_ir.on_planned_wrapper(wrap(listener.on_wrapper_planned)))
+        stack.enter_context(dynamo_codes.converted_frames(wrap(listener.on_converted_code)))
         stack.enter_context(module_frames.keep_nn_module_frames())
-        stack.enter_context(combo_kernels.on_combo_kernel(on_combo_kernel))
-        stack.enter_context(pad_mm_decisions.on_pad_mm(on_pad_mm))
+        stack.enter_context(combo_kernels.on_combo_kernel(wrap(listener.on_combo_kernel)))
+        stack.enter_context(pad_mm_decisions.on_pad_mm(wrap(listener.on_pad_mm)))
         yield

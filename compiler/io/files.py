@@ -6,19 +6,14 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..model import slots
+from ..model.contract import TRACESET_SCHEMA, collector_paused
 from ..model.errors import TraceFormatError
 from . import trace, traceset
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_LOADERS: dict[str, Callable[[Any, str], Any]] = {}  # other saved schemas -> their from_json (e.g. sweeps)
-
-
-def register_loader(schema: str, from_json: Callable[[Any, str], Any]) -> None:
-    """Let ``load`` open files of ``schema`` too (a package above io, such as compiler.sweeps, registers its own)."""
-    _LOADERS[schema] = from_json
 
 
 @slots.write_json.fill
@@ -38,16 +33,16 @@ def _text(path: Path) -> str:
 
 def load(path: str | Path) -> Any:
     """A saved Compilation (``Compilation.save``), a saved TraceSet (``TraceSet.save``), or a file of a
-    registered schema (a saved Sweep)."""
+    schema another room loads (``slots.loaders``: a saved Sweep)."""
     path = Path(path)
-    with trace.collector_paused():
+    with collector_paused():
         try:
             data = json.loads(_text(path))
         except json.JSONDecodeError as exc:
             raise TraceFormatError(f"{path} is not a JSON trace ({exc.msg} at line {exc.lineno}); "
                                    "save traces with Compilation.save(path)") from exc
-        if isinstance(data, dict) and data.get("schema") == traceset.SCHEMA:
+        if isinstance(data, dict) and data.get("schema") == TRACESET_SCHEMA:
             return traceset.from_json(data, origin=str(path))
-        if isinstance(data, dict) and data.get("schema") in _LOADERS:
-            return _LOADERS[data["schema"]](data, str(path))
+        if isinstance(data, dict) and data.get("schema") in slots.loaders:
+            return slots.loaders[data["schema"]](data, str(path))
         return trace.from_json(data, origin=str(path))

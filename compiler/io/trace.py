@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
-import gc
-import json
 import sys
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
-from ..model import progress, slots
+from ..model import datasheet, progress, slots
 from ..model.compilation import Compilation
+from ..model.contract import (KERNEL_IR_PACKED_KEYS, LOOP_IR_BODIES_PACKED_KEYS, OPTIONAL_GRAPH_KEYS, TRACE_SCHEMA,
+                              TRACE_VERSION, WRAPPER_PACKED_KEYS, check, pack, packed, unpack, unpacked)
 from ..model.errors import TraceFormatError
 from ..model.features import FeatureUse
 from ..model.kernel_ir import KernelIR, RawKernelIR
@@ -29,9 +27,6 @@ from . import export as export_json
 from . import sympy_text as sympy_io
 from .reports import (counters_from_json, counters_to_json, numerics_from_json, numerics_to_json, profile_from_json,
                       profile_to_json)
-
-SCHEMA = "inductor-explorer/trace"
-VERSION = 2
 
 
 def _fx_node(n: FxNode) -> dict[str, Any]:
@@ -112,13 +107,11 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "fx": lambda g: _fx_stage(g.fx),
     "post_grad": lambda g: _fx_stage(g.post_grad),
     "loop_ir": lambda g: [_loop_ir(n) for n in g.loop_ir],
-    "fused": lambda g: [{"name": f.name, "kind": f.kind, "nodes": f.nodes, "origins": f.origins, "kernels": f.kernels}
-                        for f in g.fused],
-    "not_fused": lambda g: [{"node1": r.node1, "node2": r.node2, "reason": r.reason} for r in g.not_fused],
+    "fused": lambda g: [to_dict(f) for f in g.fused],
+    "not_fused": lambda g: [to_dict(r) for r in g.not_fused],
     "kernels": lambda g: [_kernel(k) for k in g.kernels],
     "wrapper": lambda g: _wrapper(g.wrapper),
-    "autotune": lambda g: [{"kernel": a.kernel, "choice": a.choice, "time_ms": json_float(a.time_ms), "chosen": a.chosen,
-                            "source": a.source} for a in g.autotune],
+    "autotune": lambda g: [{**to_dict(a), "time_ms": json_float(a.time_ms)} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,
     "memory": lambda g: timeline_to_json(g.memory) if g.memory is not None else None,
@@ -128,26 +121,24 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 # A trace written to a file (or sent by a sweep worker) packs each kernel's IR texts, each wrapper (its
 # source and FX form) and a graph's loop-IR body texts: SCHEMA.md, "Packed parts".
 _PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed_texts=True) for k in g.kernels],
-                       "wrapper": lambda g: packed(_wrapper(g.wrapper), ("source", "kernel_lines", "fx")),
+                       "wrapper": lambda g: packed(_wrapper(g.wrapper), WRAPPER_PACKED_KEYS),
                        "loop_ir": lambda g: [{k: v for k, v in _loop_ir(n).items() if k != "body"} for n in g.loop_ir],
-                       "loop_ir_bodies": lambda g: packed({"bodies": {n.name: n.body for n in g.loop_ir}}, ("bodies",))}
+                       "loop_ir_bodies": lambda g: packed({"bodies": {n.name: n.body for n in g.loop_ir}},
+                                                          LOOP_IR_BODIES_PACKED_KEYS)}
 
 # A sweep worker's trace also leaves each kernel's IR unbuilt (SCHEMA.md, "Raw kernel IR").
 _RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
                         "kernels": lambda g: [_kernel(k, packed_texts=True, raw_ir=True) for k in g.kernels]}
 
-_OPTIONAL_GRAPH_FIELDS = {"features", "compile_id", "memory", "loop_ir_bodies"}  # left out of a file when empty
-
 
 def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False) -> dict[str, Any]:
     fields = _RAW_IR_GRAPH_FIELDS if raw_irs else _PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS
     out = {key: make(g) for key, make in fields.items()}
-    return {key: value for key, value in out.items() if value or key not in _OPTIONAL_GRAPH_FIELDS}
+    return {key: value for key, value in out.items() if value or key not in OPTIONAL_GRAPH_KEYS}
 
 
 def _feature(f: FeatureUse) -> dict[str, Any]:
-    return {"system": f.system, "summary": f.summary, "kernel": f.kernel, "lines": list(f.lines),
-            "nodes": list(f.nodes), "wrapper_lines": list(f.wrapper_lines), "detail": _jsonable(f.detail)}
+    return {**to_dict(f), "detail": _jsonable(f.detail)}
 
 
 def _load_feature(f: dict[str, Any]) -> FeatureUse:
@@ -238,12 +229,13 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         if not raw_irs:
             complete_kernel_irs(c)
     out = {
-        "schema": SCHEMA,
-        "version": VERSION,
+        "schema": TRACE_SCHEMA,
+        "version": TRACE_VERSION,
         "meta": {
             "function": c.function, "device": c.device, "device_name": c.device_name, "torch": c.torch,
             "triton": c.triton, "python": c.python, "created": c.created, "toggles": _jsonable(c.toggles),
             "inductor_overrides": _jsonable(c.inductor_overrides), "backward": c.backward, "timings": c.timings,
+            **({"device_peaks": peaks} if (peaks := datasheet.peaks_json(c.device_name)) else {}),
         },
         "inputs": c.inputs,
         "outputs": c.output_specs,
@@ -267,19 +259,6 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
 # ---------------------------------------------------------------------------------------------- load
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Loading allocates millions of objects that all stay alive: the cyclic collector would scan them
-    again and again for nothing (half the load time of a large trace)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _need(data: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if not isinstance(data, dict) or key not in data:
         raise TraceFormatError(f"malformed trace: {where} has no {key!r}")
@@ -291,12 +270,7 @@ def _need(data: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any
 
 
 def from_json(data: Any, origin: str = "trace") -> Compilation:
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise TraceFormatError(f"{origin} is not an inductor-explorer trace (missing schema {SCHEMA!r})")
-    version = _need(data, "version", int, origin)
-    if version > VERSION:
-        raise TraceFormatError(f"{origin} uses trace schema version {version}, newer than this inductor-explorer "
-                               f"reads ({VERSION}); upgrade inductor-explorer to open it")
+    check(data, TRACE_SCHEMA, origin, TraceFormatError)
     meta = _need(data, "meta", dict, origin)
     try:
         graphs = [_load_graph(g, f"graphs[{i}]") for i, g in enumerate(_need(data, "graphs", list, origin))]
@@ -377,24 +351,23 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
 def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
     if not isinstance(g, dict):
         raise TraceFormatError(f"malformed trace: {where} should be an object")
-    wrapper = unpacked(g.get("wrapper") or {})
-    bodies = unpacked(g.get("loop_ir_bodies") or {}).get("bodies") or {}
+    wrapper = unpacked(g.get("wrapper") or {}, TraceFormatError)
+    bodies = unpacked(g.get("loop_ir_bodies") or {}, TraceFormatError).get("bodies") or {}
     return GraphCapture(
         index=_need(g, "index", int, where), kind=_need(g, "kind", str, where),
         dynamo_graph=int(g.get("dynamo_graph", 0)),
         fx=_load_stage("fx", _need(g, "fx", dict, where)),
         post_grad=_load_stage("post_grad", _need(g, "post_grad", dict, where)),
         loop_ir=[_load_loop_ir(n, bodies) for n in g.get("loop_ir", [])],
-        fused=[FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]), origins=list(f.get("origins", [])),
-                          kernels=list(f.get("kernels", []))) for f in g.get("fused", [])],
+        fused=[from_dict(FusedGroup, f) for f in g.get("fused", [])],
         kernels=[_load_kernel(k) for k in g.get("kernels", [])],
         wrapper=Wrapper(source=wrapper.get("source", ""),
                         kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
                         language=str(wrapper.get("language", "python")),
                         fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
-        autotune=[AutotuneRecord(a["kernel"], a["choice"], float(a["time_ms"]), bool(a["chosen"]), a.get("source", ""))
+        autotune=[from_dict(AutotuneRecord, {"source": "", **a}, time_ms=float, chosen=bool)
                   for a in g.get("autotune", [])],
-        not_fused=[NotFused(r["node1"], r["node2"], r["reason"]) for r in g.get("not_fused", [])],
+        not_fused=[from_dict(NotFused, r) for r in g.get("not_fused", [])],
         timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
         features=[_load_feature(f) for f in g.get("features", [])],
         memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
@@ -430,47 +403,17 @@ def _build_in_parallel(build: Callable[[Any], None], kernels: list[Any]) -> None
 # ------------------------------------------------------------------------- parts kept as dataclass dicts
 
 
-def packed(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """``record`` with ``keys`` moved into one string, ``packed``: their JSON, zlib-compressed (level 6),
-    base64 (SCHEMA.md, "Packed parts"). Kernel IR and wrapper texts are most of a large trace and
-    compress about 8x."""
-    if not any(record.get(key) for key in keys):
-        return record
-    out = {k: v for k, v in record.items() if k not in keys}
-    out["packed"] = _pack({key: record[key] for key in keys if key in record})
-    return out
-
-
-def unpacked(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with its ``packed`` keys back in place (a record without ``packed`` as it is)."""
-    if "packed" not in record:
-        return record
-    return {**{k: v for k, v in record.items() if k != "packed"}, **_unpack(record["packed"])}
-
-
-def _pack(value: Any) -> str:
-    body = json.dumps(value, separators=(",", ":")).encode("utf-8")
-    return base64.b64encode(zlib.compress(body, 6)).decode("ascii")
-
-
-def _unpack(text: str) -> Any:
-    try:
-        return json.loads(zlib.decompress(base64.b64decode(text)))
-    except (ValueError, zlib.error) as error:
-        raise TraceFormatError(f"malformed trace: a packed part does not decompress ({error})") from error
-
-
 def kernel_ir_to_json(ir: KernelIR, packed_texts: bool = False, raw: bool = False) -> dict[str, Any]:
     """``raw=True``: an IR the capture left unbuilt stays so, as ``{"raw": packed}`` (SCHEMA.md, "Raw kernel IR")."""
     if raw and isinstance(ir.pending, RawKernelIR):
         copied = ir.pending.raw
         cubin = copied.get("cubin")
-        return {"raw": _pack({**copied, "cubin": base64.b64encode(cubin).decode("ascii") if cubin else None,
-                              "arch": ir.pending.arch})}
+        return {"raw": pack({**copied, "cubin": base64.b64encode(cubin).decode("ascii") if cubin else None,
+                             "arch": ir.pending.arch})}
     if raw and isinstance(ir.pending, functools.partial) and ir.pending.func is _raw_ir_built:
         return {"raw": ir.pending.args[0]}  # read raw from a trace and still unopened: written back as it came
     out = to_dict(ir, skip=("pending",))
-    return packed(out, ("stages", "line_map")) if packed_texts else out
+    return packed(out, KERNEL_IR_PACKED_KEYS) if packed_texts else out
 
 
 def kernel_ir_from_json(data: dict[str, Any], source: str = "", name: str = "") -> KernelIR:
@@ -480,12 +423,12 @@ def kernel_ir_from_json(data: dict[str, Any], source: str = "", name: str = "") 
         return KernelIR(pending=functools.partial(_raw_ir_built, data["raw"], source, name))
     if "packed" not in data:
         return from_dict(KernelIR, data)
-    return KernelIR(pending=lambda: from_dict(KernelIR, unpacked(data)))
+    return KernelIR(pending=lambda: from_dict(KernelIR, unpacked(data, TraceFormatError)))
 
 
 def _raw_ir_built(text: str, source: str, name: str) -> KernelIR:
     """The KernelIR of a raw one as a trace holds it (packed, its cubin in base64)."""
-    raw = _unpack(text)
+    raw = unpack(text, TraceFormatError)
     if not isinstance(raw, dict):
         raise TraceFormatError("malformed trace: a raw kernel IR should be an object")
     raw["cubin"] = base64.b64decode(raw["cubin"]) if raw.get("cubin") else None

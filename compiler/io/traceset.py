@@ -6,14 +6,12 @@ from dataclasses import asdict
 from typing import Any
 
 from ..model import slots
+from ..model.contract import TRACESET_SCHEMA, TRACESET_VERSION, check
 from ..model.errors import TraceFormatError
 from ..model.traceset import CompileSummary, Divergence, RankSummary, RankTrace, TraceSet
 from .compile_time import from_json as compile_time_from_json
 from .compile_time import to_json as compile_time_to_json
 from .trace import from_json as compilation_from_json
-
-SCHEMA = "inductor-explorer/traceset"
-VERSION = 1
 
 
 @slots.rank_summary_json.fill
@@ -32,7 +30,7 @@ def summary_from_json(data: dict[str, Any]) -> RankSummary:
 @slots.traceset_json.fill
 def to_json(ts: TraceSet) -> dict[str, Any]:
     return {
-        "schema": SCHEMA, "version": VERSION, "path": ts.path, "problems": ts.problems,
+        "schema": TRACESET_SCHEMA, "version": TRACESET_VERSION, "path": ts.path, "problems": ts.problems,
         "divergence": [asdict(d) for d in ts.divergence],
         "ranks": [{"summary": summary_to_json(r.summary),
                    "compilations": {cid: c.to_json() for cid, c in r.compilations().items()},
@@ -43,11 +41,7 @@ def to_json(ts: TraceSet) -> dict[str, Any]:
 
 def from_json(data: Any, origin: str = "traceset") -> TraceSet:
     """A saved TraceSet (``TraceSet.save``): JSON only, nothing evaluated."""
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise TraceFormatError(f"{origin} is not a saved TraceSet (missing schema {SCHEMA!r})")
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise TraceFormatError(f"{origin} uses TraceSet schema version {data.get('version')!r}, newer than this "
-                               f"inductor-explorer reads ({VERSION}); upgrade inductor-explorer to open it")
+    check(data, TRACESET_SCHEMA, origin, TraceFormatError)
     ranks: dict[str, RankTrace] = {}
     try:
         for entry in data.get("ranks", []):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import progress, slots
 from .compile_time import CompileCall, CompileTimeReport
@@ -15,6 +15,26 @@ from .export import ExportStage
 from .provenance import ProvenanceReport
 from .slots import Rendered
 from .stages import GraphCapture
+
+
+@dataclass(repr=False)
+class LiveHandles:
+    """What runs a compilation again, held only by the process that compiled it (a saved trace keeps none of
+    it, so ``c.live`` is None after loading and every run says to compile again)."""
+
+    compiled: Any  # the callable that runs the program: torch.compile's wrapper, or the loaded AOT package
+    target: Any  # the function or module compiled: eager reference, parameters and buffers a run restores
+    example_inputs: tuple[Any, ...] | None  # the capture's inputs, which runs default to
+    call_kwargs: dict[str, Any] | None
+    grad_enabled: bool | None  # grad mode of the capture: Dynamo guards on it, so runs replay it
+    outputs: Any = None  # what the capture's call returned (None when it failed)
+    # runs the compiled function again capturing recompiles: (compilation, inputs, kwargs) -> outputs
+    rerun: Callable[[Compilation, tuple[Any, ...], dict[str, Any]], Any] | None = None
+
+    def __repr__(self) -> str:  # short: the handles hold tensors and modules
+        inputs = len(self.example_inputs or ())
+        return (f"LiveHandles({type(self.compiled).__name__} of {type(self.target).__name__}, {inputs} input"
+                f"{'s' if inputs != 1 else ''}, {'recompiles' if self.rerun is not None else 'never recompiles'})")
 
 
 @dataclass(repr=False)
@@ -46,6 +66,9 @@ class Compilation(Rendered):
     _compile_time_of: int = field(default=0, repr=False, compare=False)  # how many calls the report was built from
     export: ExportStage | None = None  # an AOT compilation (explorer.export): the exported program and its package
 
+    # what runs the program: only in the process that compiled it, None in a loaded trace
+    live: LiveHandles | None = field(default=None, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         for graph in self.graphs:
             graph.library_files = self.library_files
@@ -54,18 +77,11 @@ class Compilation(Rendered):
                 kernel.graph = graph
             if graph.memory is not None:
                 graph.memory.graph = graph
-    # live handles: present only in the process that compiled
-    outputs: Any = None
-    compiled: Any = None
-    target: Any = None
-    example_inputs: tuple[Any, ...] | None = None
-    call_kwargs: dict[str, Any] | None = None
-    grad_enabled: bool | None = None  # grad mode of the capture: Dynamo guards on it, so runs replay it
-    rerun: Any = field(default=None, repr=False)  # runs the compiled function again, capturing recompiles
 
     @property
-    def live(self) -> bool:
-        return self.compiled is not None
+    def outputs(self) -> Any:
+        """What the compiled function returned in the capture (None in a loaded trace, or when it failed)."""
+        return self.live.outputs if self.live is not None else None
 
     @property
     def guards(self) -> list[Any]:
@@ -131,19 +147,16 @@ class Compilation(Rendered):
         """Call the compiled function on new inputs the way ``torch.compile`` would: Dynamo reuses the
         graphs while the guards hold, and what it recompiles is captured into this compilation (the new
         graphs in ``graphs``, the guard that failed in ``recompiles``). Returns the outputs."""
-        if not self.live or self.rerun is None:
+        if self.live is None or self.live.rerun is None:
             raise RuntimeError("this Compilation was loaded from a file: it has no compiled function to run; "
                                "compile it again with explorer.compile(...)")
-        return self.rerun(self, inputs or self.example_inputs or (), kwargs)
+        return self.live.rerun(self, inputs or self.live.example_inputs or (), kwargs)
 
     def show(self, full: bool = False) -> Any:
         """The natural view: in a notebook the explorer widget, in a terminal the compact view printed
         (what was compiled, the fusions, each kernel with its time and your line; ``full=True``: the
         whole tree)."""
-        show = slots.renderer("show")
-        if show is None:
-            raise RuntimeError("c.show() is served by the explorer package: import explorer")
-        return show(self, full=full)
+        return slots.show(self, full=full)
 
     def bench(self) -> Any:
         """Every kernel timed on the GPU, plus the whole compiled function against eager."""
@@ -232,13 +245,9 @@ class Compilation(Rendered):
     def to_html(self, path: str | Path) -> Path:
         """Write one self-contained HTML file with the explorer view (opens without a kernel or network).
         The file embeds every kernel's IR: what a live capture left unbuilt is built first, in parallel."""
-        write = slots.renderer("html")
-        if write is None:
-            raise ImportError("the explorer view is not available: import explorer (and install "
-                              "inductor-explorer[widgets]) to write HTML")
         with progress.task(f"export {self.function}"):
             slots.complete_kernel_irs(self)
-            return Path(write(self.trace_view(), path))
+            return Path(slots.write_html(self.trace_view(), path))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Notebooks show the explorer widget when it is available, else the static HTML rendering.
@@ -247,7 +256,7 @@ class Compilation(Rendered):
         ``_repr_html_`` and render every stage of the compilation (seconds on a large model) for a
         fallback that widget-aware frontends never show.
         """
-        bundle = slots.widget_bundle("widget", self.trace_view, include, exclude, "text/html",
+        bundle = slots.widget_bundle(slots.widget, self.trace_view, include, exclude, "text/html",
                                      lambda: slots.html_summary(self))
         if bundle is not None:
             return bundle

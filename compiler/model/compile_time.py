@@ -172,6 +172,11 @@ class CompileTimeReport(Rendered):
     def explorer_s(self) -> float:
         return round(sum(p.seconds for p in self.root.walk() if p.name == "explorer"), 6)
 
+    @property
+    def cache_time_saved_s(self) -> float:
+        """Seconds of compiling that FX graph cache hits skipped (torch's ``time_saved_ns`` per hit)."""
+        return round(sum(float(p.args.get("cache_time_saved_s", 0.0)) for p in self.root.walk()), 6)
+
     def frames(self) -> list[Phase]:
         """One phase per frame compile (Dynamo's ``dynamo`` timer), in compile order."""
         return [p for p in self.root.walk() if p.name == "dynamo"]

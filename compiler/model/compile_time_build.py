@@ -96,7 +96,26 @@ def _spans(events: Iterable[dict[str, Any]], start: int, end: int) -> tuple[list
         elif phase == "i":
             instants.append(event)
     clipped = [_Span(s.name, max(s.start, start), min(s.end, end), s.args) for s in spans]
-    return [s for s in clipped if s.end > s.start], instants
+    kept = [s for s in clipped if s.end > s.start]
+    _note_cache_savings(kept, instants)
+    return kept, instants
+
+
+def _note_cache_savings(spans: list[_Span], instants: list[dict[str, Any]]) -> None:
+    """An FX graph cache hit carries ``time_saved_ns`` (the compile the cache skipped): it goes into the
+    args of the span that looked the cache up (one with a ``cache_state``: ``inductor_compile``, or
+    ``backend_compile`` when AOTAutograd's cache hit) as ``cache_time_saved_s``: the innermost such span
+    holding the hit's time, else the one starting nearest it (torch stamps a hit with its compile's start)."""
+    lookups = [s for s in spans if "cache_state" in s.args]
+    for event in instants:
+        saved = (event.get("args") or {}).get("time_saved_ns") if isinstance(event.get("args"), dict) else None
+        if not lookups or not isinstance(saved, (int, float)) or isinstance(saved, bool):
+            continue
+        ts = int(float(event.get("ts", 0)) * 1000)
+        holding = [s for s in lookups if s.start <= ts <= s.end]
+        owner = (min(holding, key=lambda s: s.end - s.start) if holding
+                 else min(lookups, key=lambda s: abs(s.start - ts)))
+        owner.args["cache_time_saved_s"] = round(saved / 1e9, 6)
 
 
 def _nest(spans: list[_Span]) -> list[_Span]:

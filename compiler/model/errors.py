@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .contract import ContractError
+
 
 class CompileError(RuntimeError):
     """torch.compile failed. ``stage`` names where; ``partial`` is the Compilation captured so far.
@@ -28,8 +30,9 @@ class ExportError(CompileError):
         self.hint = hint
 
 
-class TraceFormatError(ValueError):
-    """A trace file that is not valid JSON of this schema, or of a newer schema version."""
+class TraceFormatError(ContractError):
+    """A trace file that is not valid JSON of this schema, or of a newer schema version. A ContractError,
+    the error of the trace contract's own checks (compiler/model/contract.py), which the widgets share."""
 
 
 class TraceLoadError(ValueError):

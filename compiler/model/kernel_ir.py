@@ -4,17 +4,17 @@ each IR line mapped to the kernel source line it came from (built by compiler/pi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from . import slots
+from .lazy import LazyFields
 from .slots import Rendered
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
-_BUILT = frozenset({"stages", "line_map", "meta", "notes", "truncated", "source_file"})
 
 
 @dataclass(repr=False)
-class KernelIR(Rendered):
+class KernelIR(LazyFields, Rendered):
     stages: dict[str, str] = field(default_factory=dict)  # stage name -> text, in lowering order
     line_map: dict[str, list[int | None]] = field(default_factory=dict)  # stage -> per IR line: kernel line
     meta: dict[str, Any] = field(default_factory=dict)  # registers, spills, shared_memory, num_warps, ...
@@ -25,21 +25,12 @@ class KernelIR(Rendered):
     # disassembly, line maps) when one is first read, so a capture pays only for copying Triton's texts;
     # saving a trace builds every pending one.
     pending: Callable[[], KernelIR] | None = field(default=None, repr=False, compare=False)
+    _lazy_fields: ClassVar[frozenset[str]] = frozenset({"stages", "line_map", "meta", "notes", "truncated",
+                                                        "source_file"})
 
-    def __getattribute__(self, name: str) -> Any:
-        if name in _BUILT and object.__getattribute__(self, "pending") is not None:
-            object.__getattribute__(self, "complete")()
-        return object.__getattribute__(self, name)
-
-    def complete(self) -> KernelIR:
-        """Build the stages now if they are still pending (what first reading any of them does)."""
-        pending = object.__getattribute__(self, "pending")
-        if pending is not None:
-            built = pending()
-            for name in _BUILT:
-                object.__setattr__(self, name, object.__getattribute__(built, name))
-            self.pending = None
-        return self
+    def _fill(self, built: KernelIR) -> None:
+        for name in self._lazy_fields:
+            object.__setattr__(self, name, getattr(built, name))
 
     def lines(self, stage: str) -> list[str]:
         return self.stages.get(stage, "").splitlines()

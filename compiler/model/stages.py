@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import sympy
 
 from . import slots
 from .formatting import did_you_mean
+from .lazy import LazyFields
 from .slots import Rendered
 
 
@@ -196,7 +197,7 @@ class Kernel(Rendered):
 
 
 @dataclass(repr=False)
-class Wrapper(Rendered):
+class Wrapper(LazyFields, Rendered):
     source: str
     kernel_lines: dict[int, str] = field(default_factory=dict)  # wrapper line -> kernel id
     language: str = "python"  # python | cpp (cpp_wrapper, and every AOT compilation)
@@ -205,19 +206,11 @@ class Wrapper(Rendered):
     # Inductor's FX converter inside the capture cost more than the compile itself, for a view few
     # people open.
     fx_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    _lazy_fields: ClassVar[frozenset[str]] = frozenset({"fx"})
+    _pending_field: ClassVar[str] = "fx_pending"
 
-    def __getattribute__(self, name: str) -> Any:
-        if name == "fx":
-            object.__getattribute__(self, "complete")()
-        return object.__getattribute__(self, name)
-
-    def complete(self) -> Wrapper:
-        """Make ``fx`` now if it is still pending (what first reading it does)."""
-        pending = object.__getattribute__(self, "fx_pending")
-        if pending is not None:
-            object.__setattr__(self, "fx", pending())
-            object.__setattr__(self, "fx_pending", None)
-        return self
+    def _fill(self, built: Any) -> None:
+        object.__setattr__(self, "fx", built)
 
     def __repr__(self) -> str:
         return f"Wrapper({len(self.source.splitlines())} lines, {len(set(self.kernel_lines.values()))} kernels called)"

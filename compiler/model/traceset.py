@@ -233,17 +233,13 @@ class TraceSet(Rendered):
 
     def to_html(self, path: str | Path) -> Path:
         """One self-contained HTML file: rank picker, divergence, and the explorer view of each compilation."""
-        write = slots.renderer("traceset_html")
-        if write is None:
-            raise ImportError("the explorer view is not available: import explorer (and install "
-                              "inductor-explorer[widgets]) to write HTML")
-        return Path(write(self, path))
+        return Path(slots.write_traceset_html(self, path))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Notebooks show the TraceSet widget (rank picker over the explorer view) when it is
         available, else the static HTML rendering of the summary."""
         if any(len(r) for r in self.ranks.values()):
-            bundle = slots.widget_bundle("traceset_widget", lambda: self, include, exclude, "text/plain", lambda: repr(self))
+            bundle = slots.widget_bundle(slots.traceset_widget, lambda: self, include, exclude, "text/plain", lambda: repr(self))
             if bundle is not None:
                 return bundle
         return {"text/plain": repr(self), "text/html": self._repr_html_()}

@@ -13,11 +13,11 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_events, compile_ids, dynamo_codes, environment, errors, hooks, inductor_config,
+from .._torch import (compile_events, compile_ids, dynamo_codes, errors, hooks, inductor_config,
                       memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from ..model import progress
-from ..model.compilation import Compilation
+from ..model.compilation import Compilation, LiveHandles
 from ..model.compile_time import CompileCall
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
@@ -25,9 +25,10 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
+from .capture_request import CaptureRequest, build_compilation
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
-from .specs import tensor_specs, user_sources
+from .specs import user_sources
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 COMPILE_TIME_READS = frozenset({"chromium_event"})  # torch's timers (dynamo_timed), kept for c.compile_time
@@ -37,7 +38,8 @@ RECORD_COMPILE_TIME = True
 
 
 class _Recorder:
-    """Receives every hook call of one capture and keeps the raw records in order."""
+    """Receives every hook call of one capture and keeps the raw records in order: the capture hooks'
+    listener (``hooks.CaptureListener``), Dynamo's backend and the structured trace's handler."""
 
     def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None,
                  dynamic: bool | None = None) -> None:
@@ -107,19 +109,9 @@ class _Recorder:
         timed = self.timed
         timer_records = COMPILE_TIME_READS if self.record_time else frozenset()
         with hooks.capture_hooks(
+            self,
             settings={**hooks.device_settings(self.device), **hooks.wrapper_settings(self.settings), **self.settings},
-            on_pre_fusion=timed(self.on_pre_fusion),
-            on_post_fusion=timed(self.on_post_fusion),
-            on_output_code=timed(self.on_output_code),
-            on_node_lines=timed(self.on_node_lines),
-            on_kernel_nodes=timed(self.on_kernel_nodes),
-            on_fusion_refused=timed(self.on_fusion_refused),
-            on_autotune=timed(self.on_autotune),
-            on_converted_code=timed(self.on_converted_code),
-            on_combo_kernel=timed(self.on_combo_kernel),
-            on_pad_mm=timed(self.on_pad_mm),
-            on_wrapper_planned=timed(self.on_wrapper_planned),
-            on_operation_lowered=timed(self.on_operation_lowered),
+            wrap=timed,
         ), structured_trace.on_trace_records(
             timed(self.on_trace_record), self.trace_dir, self.log_path, reads=READS | timer_records,
             payloads=PAYLOADS | timer_records,
@@ -315,7 +307,7 @@ class _Recorder:
         self.begin_call()
         try:
             with self.capturing():
-                outputs = compilation.compiled(*inputs, **kwargs)
+                outputs = compilation.live.compiled(*inputs, **kwargs)
             collecting_from = time.time_ns()
         except Exception as error:
             del self.inner[start:]
@@ -418,40 +410,39 @@ def capture(
     device = _device_of(target, inputs)
     for note in toggles.without_effect(settings, device):
         warnings.warn(note, toggles.ToggleWarning, stacklevel=2)
+    request = CaptureRequest(target=target, entry=entry, name=name, inputs=inputs, kwargs=dict(kwargs or {}),
+                             config=config, settings=settings, device=device, backward=backward, dynamic=dynamic,
+                             trace_dir=trace_dir)
     with progress.task(f"compile {name}", display=progress_display):
-        return _capture(entry, name, device, target, inputs, config, settings, backward, dynamic, kwargs, trace_dir)
+        return _capture(request)
 
 
-def _capture(entry: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...], config: Mapping[str, Any] | None,
-             settings: dict[str, Any], backward: bool, dynamic: bool | None, kwargs: Mapping[str, Any] | None,
-             trace_dir: str | Path | None) -> Compilation:
-    recorder = _Recorder(settings, device, trace_dir, dynamic)
+def _capture(request: CaptureRequest) -> Compilation:
+    recorder = _Recorder(request.settings, request.device, request.trace_dir, request.dynamic)
     recorder.begin_call()
+    entry = request.entry
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
     progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend)  # dynamic: patched while compiling (recorder)
     with dynamo_codes.forgotten_unless_held(recorder.codes, recorder.held):
-        return _run_and_collect(recorder, compiled, name, device, target, inputs, config, settings, backward,
-                                kwargs)
+        return _run_and_collect(request, recorder, compiled)
 
 
-def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str, target: Any, inputs: tuple[Any, ...],
-                     config: Mapping[str, Any] | None, settings: dict[str, Any], backward: bool,
-                     kwargs: Mapping[str, Any] | None) -> Compilation:
+def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any) -> Compilation:
     """Run the compiled entry with the hooks on (compiling it), then read what was captured."""
-    call_kwargs = dict(kwargs or {})
     overrides: dict[str, Any] = {}
     grad_enabled = torch.is_grad_enabled()
     started = time.perf_counter()
     mark = timing.mark()
     recorder.hook_intervals.append(("entering the capture", recorder.call_start, time.time_ns()))
     with recorder.capturing():
-        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(device), **hooks.wrapper_settings(settings)}
+        internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(request.device),
+                    **hooks.wrapper_settings(request.settings)}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
-                     if key not in internal or key in settings}
+                     if key not in internal or key in request.settings}
         try:
-            outputs = compiled(*inputs, **call_kwargs)
-            if backward:
+            outputs = compiled(*request.inputs, **request.kwargs)
+            if request.backward:
                 recorder.enter("backward")
                 roots = _grad_roots(outputs)
                 if not roots:
@@ -462,15 +453,15 @@ def _run_and_collect(recorder: _Recorder, compiled: Any, name: str, device: str,
             recorder.collecting_from = time.time_ns()
             recorder.active = False
             stage = _failed_stage(recorder.stage, error)
-            partial = _compilation(recorder, name, device, config, settings, overrides, inputs, None,
-                                   backward, time.perf_counter() - started, mark, compiled, target, call_kwargs,
-                                   grad_enabled)
+            live = LiveHandles(compiled, request.target, request.inputs, request.kwargs, grad_enabled)
+            partial = _compilation(request, recorder, live, overrides, time.perf_counter() - started, mark)
             raise CompileError(stage, compile_errors.describe(error), partial) from error
     recorder.active = False
     elapsed = time.perf_counter() - started
     progress.step("collecting", detail="reading the stages into a Compilation")
-    return _compilation(recorder, name, device, config, settings, overrides, inputs, outputs, backward,
-                        elapsed, mark, compiled, target, call_kwargs, grad_enabled)
+    live = LiveHandles(compiled, request.target, request.inputs, request.kwargs, grad_enabled, outputs=outputs,
+                       rerun=recorder.rerun)
+    return _compilation(request, recorder, live, overrides, elapsed, mark)
 
 
 def _failed_stage(stage: str, error: BaseException) -> str:
@@ -479,41 +470,20 @@ def _failed_stage(stage: str, error: BaseException) -> str:
     return stage
 
 
-def _compilation(recorder: _Recorder, name: str, device: str, config: Mapping[str, Any] | None,
-                 settings: dict[str, Any], overrides: dict[str, Any], inputs: tuple[Any, ...], outputs: Any,
-                 backward: bool, elapsed: float, mark: dict[str, int], compiled: Any, target: Any,
-                 call_kwargs: dict[str, Any], grad_enabled: bool) -> Compilation:
+def _compilation(request: CaptureRequest, recorder: _Recorder, live: LiveHandles, overrides: dict[str, Any],
+                 elapsed: float, mark: dict[str, int]) -> Compilation:
     graphs = recorder.graphs()
     raw = timing.since(mark)
     timings = {"total": round(elapsed, 6), **timing.stages(raw)}
     # AOT autograd's own time: its timer also spans the inner (Inductor) compiles it calls
     timings["aot"] = round(max(0.0, raw.get("create_aot_dispatcher_function", 0.0) - raw.get("compile_fx_inner", 0.0)), 6)
-    meta = environment.describe(device)
     dynamo = recorder.dynamo_stage(graphs)
     sources = user_sources(graphs)
     add_sources(sources, dynamo, recorder.dynamo.line_texts)
-    compilation = Compilation(
-        function=name,
-        toggles=toggles.toggle_names_for(settings) if config else {},
-        inductor_overrides=overrides,
-        backward=backward,
-        timings=timings,
-        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        inputs=tensor_specs(inputs),
-        output_specs=tensor_specs(outputs) if outputs is not None else [],
-        graphs=graphs,
-        sources=sources,
+    compilation = build_compilation(
+        request, live, graphs=graphs, timings=timings, sources=sources, dynamo=dynamo, log_path=recorder.log_path,
+        overrides=overrides,
         library_files={file: library for file in sources if (library := frames.library_of(file))},
-        dynamo=dynamo,
-        origin={"log": str(recorder.log_path)} if recorder.log_path else {},
-        outputs=outputs,
-        compiled=compiled,
-        target=target,
-        example_inputs=inputs,
-        call_kwargs=call_kwargs,
-        grad_enabled=grad_enabled,
-        rerun=recorder.rerun if outputs is not None else None,
-        **meta,
     )
     recorder.hold_codes(compilation)
     compilation.compile_calls.append(recorder.end_call("capture", recorder.collecting_from))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .wrapper_code import KernelDefinition
+from .wrapper_code import KernelDefinition, mentions
 
 _HANDLE_COMMENT = re.compile(r"//\s*\[Provenance debug handles\]\s*(?P<key>\S+)")
 _EXTERN_C = re.compile(r'^extern\s+"C"[^(;{\n]*?\b(?P<name>[A-Za-z_]\w*)\s*\(', re.MULTILINE)
@@ -110,14 +110,10 @@ def _body_end(code: str, position: int) -> int | None:
 
 def _place(wrapper: str, found: dict[str, KernelDefinition]) -> None:
     """Fill ``lines`` (where the wrapper declares or defines each kernel) and ``calls``."""
-    if not found:
-        return
-    pattern = re.compile(r"\b(?:call_)?(" + "|".join(map(re.escape, found)) + r")\s*\(")
-    for lineno, line in enumerate(wrapper.splitlines(), start=1):
-        match = pattern.search(line)
-        if match is None or line.lstrip().startswith("//"):
+    for lineno, line, name in mentions(wrapper, found, r"\b(?:call_)?", r"\s*\("):
+        if line.lstrip().startswith("//"):
             continue
-        definition = found[match.group(1)]
+        definition = found[name]
         if line.lstrip().startswith("extern") or re.match(r"\s*(static\s+)?(inline\s+)?void\s", line):
             if definition.lines == (0, 0):
                 definition.lines = (lineno, lineno)

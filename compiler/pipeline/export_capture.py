@@ -12,21 +12,32 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
-from .._torch import aot_compile, environment, hooks, inductor_config, timing
+from .._torch import aot_compile, hooks, inductor_config, timing
 from .._torch.output_code import provenance_tables
 from ..model import progress
-from ..model.compilation import Compilation
+from ..model.compilation import Compilation, LiveHandles
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError, ExportError
 from ..model.export import ExportStage
 from . import compile_errors, export_errors, toggles
 from .capture import _Recorder
-from .specs import tensor_specs, user_sources
+from .capture_request import CaptureRequest, build_compilation
+from .specs import user_sources
+
+
+@dataclass(frozen=True)
+class ExportRequest(CaptureRequest):
+    """A capture request with what torch.export and AOTInductor take besides."""
+
+    dynamic_shapes: Any = None  # torch.export's, for the module (a function's are converted to the module's)
+    package_path: str | Path | None = None  # where the .pt2 package goes (None: where AOTInductor puts it)
+    strict: bool = False  # torch.export's strict mode
 
 
 class _ExportRecorder(_Recorder):
@@ -99,28 +110,30 @@ def capture_export(
         raise CompileError("aot", f"{missing}: AOTInductor compiles the package's wrapper and kernels with a "
                            "C++ compiler. Install one (g++ or clang++; set CXX to choose), or explore the same "
                            "model without a package: explorer.compile(model, *inputs)", None)
+    request = ExportRequest(target=module, entry=module, name=name, inputs=args, kwargs=dict(kwargs or {}),
+                            config=config, settings=settings, device=device, trace_dir=trace_dir,
+                            dynamic_shapes=dynamic_shapes, package_path=package_path, strict=strict)
     with progress.task(f"export {name}", display=progress_display):
-        return _capture(module, name, device, args, dict(kwargs or {}), dynamic_shapes, config, settings,
-                        package_path, strict, trace_dir)
+        return _capture(request)
 
 
-def _capture(module: torch.nn.Module, name: str, device: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-             dynamic_shapes: Any, config: Mapping[str, Any] | None, settings: dict[str, Any],
-             package_path: str | Path | None, strict: bool, trace_dir: str | Path | None) -> Compilation:
+def _capture(request: ExportRequest) -> Compilation:
     started = time.perf_counter()
     progress.step("export", detail="torch.export.export")
+    module, args, kwargs = request.target, request.inputs, request.kwargs
     try:
-        program = aot_compile.export(module, args, kwargs, dynamic_shapes, strict)
+        program = aot_compile.export(module, args, kwargs, request.dynamic_shapes, request.strict)
     except Exception as error:
-        raise ExportError(export_errors.message(error), export_errors.hint(error, strict)) from error
+        raise ExportError(export_errors.message(error), export_errors.hint(error, request.strict)) from error
     exported = time.perf_counter() - started
-    recorder = _ExportRecorder({**settings, **hooks.KERNEL_RANGES}, device, trace_dir)
+    recorder = _ExportRecorder({**request.settings, **hooks.KERNEL_RANGES}, request.device, request.trace_dir)
     recorder.enter("aot")
     mark = timing.mark()
+    package_path = None if request.package_path is None else str(request.package_path)
     try:
         with recorder.capturing(), aot_compile.observed(recorder.on_dynamo_graph, recorder.around_inner,
                                                        recorder.on_aot_code):
-            path = aot_compile.compile_and_package(program, None if package_path is None else str(package_path), {})
+            path = aot_compile.compile_and_package(program, package_path, {})
         recorder.active = False
         progress.step("load", detail="aoti_load_package")
         loaded = aot_compile.load_package(path)
@@ -136,32 +149,13 @@ def _capture(module: torch.nn.Module, name: str, device: str, args: tuple[Any, .
     graphs = recorder.graphs()
     raw = timing.since(mark)
     timings = {"total": round(time.perf_counter() - started, 6), "export": round(exported, 6), **timing.stages(raw)}
+    dynamic_shapes = request.dynamic_shapes
     stage = ExportStage(**aot_compile.describe_program(program),
-                        dynamic_shapes="" if dynamic_shapes is None else repr(dynamic_shapes), strict=strict,
+                        dynamic_shapes="" if dynamic_shapes is None else repr(dynamic_shapes), strict=request.strict,
                         package_path=str(path))
-    return Compilation(
-        function=name,
-        toggles=toggles.toggle_names_for(settings) if config else {},
-        inductor_overrides={},
-        backward=False,
-        timings=timings,
-        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        inputs=tensor_specs(args),
-        output_specs=tensor_specs(outputs),
-        graphs=graphs,
-        sources=user_sources(graphs),
-        dynamo=DynamoStage(),
-        origin={"log": str(recorder.log_path)} if recorder.log_path else {},
-        export=stage,
-        outputs=outputs,
-        compiled=loaded,
-        target=module,
-        example_inputs=args,
-        call_kwargs=kwargs,
-        grad_enabled=False,
-        rerun=_no_recompile,
-        **environment.describe(device),
-    )
+    live = LiveHandles(loaded, module, args, kwargs, grad_enabled=False, outputs=outputs, rerun=_no_recompile)
+    return build_compilation(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
+                             dynamo=DynamoStage(), log_path=recorder.log_path, export=stage)
 
 
 def _no_recompile(compilation: Compilation, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -46,6 +46,7 @@ SKIPPED_KINDS = frozenset({"artifact", "chromium_event", "describe_storage", "du
 TESTED_TORCH = ("2.11", "2.12", "2.13", "2.14")  # the releases whose logs the tests read
 _SUMMARY_PAYLOADS = frozenset({"dynamo_graph_break_reason", "recompile_reasons", "torch_version"})
 _TIMER_EVENTS = "chromium_event"  # torch's timers, read back when a compile-time report is asked for
+_CACHE_HIT = "fx_graph_cache_hit"  # the artifact of an FX graph cache hit: what it saved
 _RANK_IN_NAME = re.compile(r"rank_(\d+)_")
 _AOT_ID = re.compile(r"#\s*AOT ID: \['\d+_(?P<kind>\w+)'\]")
 _AOT_KINDS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -102,15 +103,31 @@ class LogIndex:
     dynamo: DynamoRecords = field(default_factory=DynamoRecords)
 
 
+def _is_timer(record: Record) -> bool:
+    return record.kind == _TIMER_EVENTS or record.name == _CACHE_HIT
+
+
+def _cache_hit_event(hit: dict[str, Any]) -> dict[str, Any] | None:
+    """An FX graph cache hit artifact as the instant event a live capture would see: torch logs the hit's
+    ``time_saved_ns`` in the artifact only (its chromium instant carries no payload in a log)."""
+    stamp, saved = hit.get("cache_event_time"), hit.get("time_saved_ns")
+    if not isinstance(stamp, int) or not isinstance(saved, (int, float)):
+        return None
+    return {"name": _CACHE_HIT, "ph": "i", "ts": stamp / 1000, "args": {"cache_state": "hit", "time_saved_ns": saved}}
+
+
 def timer_call(records: list[Record]) -> CompileCall | None:
-    """The chromium events among ``records`` as one call spanning them (None when there are none)."""
+    """The chromium events among ``records`` (and FX graph cache hits, as instants) as one call spanning
+    them (None when there are none)."""
     events = []
     for record in records:
-        if record.kind == _TIMER_EVENTS and record.payload:
+        if _is_timer(record) and record.payload:
             try:
                 event = json.loads(record.payload)
             except ValueError:
                 continue
+            if isinstance(event, dict) and record.name == _CACHE_HIT:
+                event = _cache_hit_event(event)
             if isinstance(event, dict):
                 events.append(event)
     stamps = [int(float(e.get("ts", 0)) * 1000) for e in events]
@@ -120,9 +137,8 @@ def timer_call(records: list[Record]) -> CompileCall | None:
 def rank_timer_call(index: LogIndex) -> CompileCall | None:
     """Every timer event of the log, streamed once more (the index keeps none: memory stays bounded)."""
     with open(index.path, "rb") as stream:
-        records = [record for record, _ in read_records(stream, LogProblems(),
-                                                        wants_payload=lambda r: r.kind == _TIMER_EVENTS)
-                   if record.kind == _TIMER_EVENTS]
+        records = [record for record, _ in read_records(stream, LogProblems(), wants_payload=_is_timer)
+                   if _is_timer(record)]
     return timer_call(records)
 
 
@@ -226,7 +242,7 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
 
 
 def _wanted(record: Record) -> bool:
-    return (record.name in GRAPH_KINDS or record.kind == _TIMER_EVENTS or DynamoRecords.reads(record)
+    return (record.name in GRAPH_KINDS or _is_timer(record) or DynamoRecords.reads(record)
             or aot_log.part(record) is not None or (record.compile_id or "").startswith(aot_log.PREFIX))
 
 

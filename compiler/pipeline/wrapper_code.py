@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 _HANDLE_COMMENT = re.compile(r"#\s*\[Provenance debug handles\]\s*(?P<key>\S+)")
 
@@ -62,15 +63,22 @@ def kernel_definitions(wrapper: str) -> dict[str, KernelDefinition]:
     return found
 
 
-def _find_calls(wrapper: str, found: dict[str, KernelDefinition]) -> None:
-    if not found:
+def mentions(wrapper: str, names: Iterable[str], before: str, after: str) -> Iterator[tuple[int, str, str]]:
+    """(line number, line, name) of each wrapper line naming one of ``names`` between the regex parts
+    ``before`` and ``after`` (a Python ``name.run(``, a C++ ``call_name(``): one scan for all the names."""
+    names = list(names)
+    if not names:
         return
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, found)) + r")(\.run)?\(")
+    pattern = re.compile(before + "(" + "|".join(map(re.escape, names)) + ")" + after)
     for lineno, line in enumerate(wrapper.splitlines(), start=1):
         match = pattern.search(line)
-        if match is None:
-            continue
-        definition = found[match.group(1)]
+        if match is not None:
+            yield lineno, line, match.group(1)
+
+
+def _find_calls(wrapper: str, found: dict[str, KernelDefinition]) -> None:
+    for lineno, _, name in mentions(wrapper, found, r"\b", r"(\.run)?\("):
+        definition = found[name]
         if not (definition.lines[0] <= lineno <= definition.lines[1]):
             definition.calls.append(lineno)
 

@@ -29,7 +29,8 @@ def _label(phase: Phase, total: float) -> Text:
         text.append(f"  {link}", style="magenta")
     cache = phase.args.get("cache_state")
     if cache:
-        text.append(f"  cache {cache}", style="yellow")
+        saved = phase.args.get("cache_time_saved_s")
+        text.append(f"  cache {cache}" + (f", saved {saved:.2f}s" if isinstance(saved, (int, float)) else ""), style="yellow")
     return text
 
 

@@ -132,7 +132,7 @@ def _extern_call(kernel: Any, graph: Any) -> Any:
 def in_place_profile(c: Any) -> Any:
     """A short profile of the compiled function as it runs (not kept in ``c.profiles``), or None when
     the compilation cannot run here (loaded from a file)."""
-    if c is None or not c.live or c.example_inputs is None:
+    if c is None or not c.live or c.live.example_inputs is None:
         return None
     from .profile import profile
 
@@ -191,10 +191,10 @@ def bench_compilation(c: Any) -> CompilationBench:
     profile = in_place_profile(c)
     kernels = [bench_kernel(k, g, profile) for g in c.graphs if g.kind != "backward" for k in g.kernels]
     compiled_ms = eager_ms = None
-    if c.live and c.example_inputs is not None:
-        args, kwargs = c.example_inputs, c.call_kwargs or {}
+    if c.live and c.live.example_inputs is not None:
+        args, kwargs = c.live.example_inputs, c.live.call_kwargs or {}
         with torch.set_grad_enabled(replay.grad_mode(c)):  # forward only, as captured: no recompile timed
             with replay.captured_only(c):
-                compiled_ms = cold_ms(lambda: c.compiled(*args, **kwargs))
-            eager_ms = cold_ms(lambda: c.target(*args, **kwargs))
+                compiled_ms = cold_ms(lambda: c.live.compiled(*args, **kwargs))
+            eager_ms = cold_ms(lambda: c.live.target(*args, **kwargs))
     return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)

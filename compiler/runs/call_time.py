@@ -28,7 +28,7 @@ def call_ms(c: Any, calls: int = 20, warmup: int = 3, min_loop_ms: float = 50.0,
     replay.check_runnable(c, "timing a call")
     step = replay.step(c)
     cuda = c.device.startswith("cuda")
-    with replay.module_state_kept(c.target), replay.as_captured(c):
+    with replay.module_state_kept(c.live.target), replay.as_captured(c):
         for _ in range(warmup):
             step()
         replay.synchronize(c.device)

@@ -42,10 +42,10 @@ def check_runnable(c: Any, what: str) -> None:
         raise NotRunnableError(f"{what} needs the live compilation: this one was loaded from a file and has no "
                                "compiled function or inputs; compile it again with explorer.compile(...) and "
                                f"call {what} on that")
-    if c.example_inputs is None:
+    if c.live.example_inputs is None:
         raise NotRunnableError(f"{what} needs the example inputs the compilation was captured with, and they were "
                                "released; compile again with explorer.compile(fn, *inputs)")
-    for tensor in flat_tensors(c.example_inputs):
+    for tensor in flat_tensors(c.live.example_inputs):
         if tensor.numel() and tensor.untyped_storage().nbytes() == 0:
             raise NotRunnableError(f"{what}: an input tensor of shape {list(tensor.shape)} has had its storage "
                                    "freed since the capture; compile again with live inputs")
@@ -71,14 +71,15 @@ def grad_roots(outputs: Any) -> list[torch.Tensor]:
 
 def _leaves(c: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
     leaves = [t for t in flat_tensors(inputs) if t.requires_grad and t.is_leaf]
-    if isinstance(c.target, torch.nn.Module):
-        leaves += [p for p in c.target.parameters() if p.requires_grad]
+    if isinstance(c.live.target, torch.nn.Module):
+        leaves += [p for p in c.live.target.parameters() if p.requires_grad]
     return leaves
 
 
 def grad_mode(c: Any) -> bool:
     """The grad mode of the capture: Dynamo guards on it, so a run in another one would recompile."""
-    return c.grad_enabled if c.grad_enabled is not None else torch.is_grad_enabled()
+    captured = c.live.grad_enabled if c.live else None
+    return captured if captured is not None else torch.is_grad_enabled()
 
 
 _RECOMPILE = "Detected recompile when torch.compile stance is 'fail_on_recompile'"
@@ -129,12 +130,12 @@ def run_again(c: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not c.live:
         raise NotRunnableError("run() needs the live compilation: this one was loaded from a file and has no "
                                "compiled function; compile it again with explorer.compile(...)")
-    args = inputs or c.example_inputs
+    args = inputs or c.live.example_inputs
     if args is None:
         raise NotRunnableError("run() without inputs needs the example inputs the compilation was captured with, "
                                "and they were released; pass inputs: c.run(x)")
     with torch.set_grad_enabled(grad_mode(c)), captured_only(c, args):
-        return c.compiled(*args, **(kwargs if inputs else (c.call_kwargs or {})))
+        return c.live.compiled(*args, **(kwargs if inputs else (c.live.call_kwargs or {})))
 
 
 def runner(c: Any, inputs: tuple[Any, ...] | None = None) -> Callable[[], Any]:
@@ -158,17 +159,17 @@ def step(c: Any) -> Callable[[], Any]:
 @contextlib.contextmanager
 def as_captured(c: Any, inputs: tuple[Any, ...] | None = None) -> Iterator[None]:
     """The capture's grad mode, and only what it captured may run (``captured_only``)."""
-    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, c.example_inputs if inputs is None else inputs):
+    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, c.live.example_inputs if inputs is None else inputs):
         yield
 
 
 def _step(c: Any, inputs: tuple[Any, ...] | None) -> Callable[[], Any]:
-    args = c.example_inputs if inputs is None else inputs
+    args = c.live.example_inputs if inputs is None else inputs
     leaves = _leaves(c, args) if c.backward else []
-    kwargs = c.call_kwargs or {}
+    kwargs = c.live.call_kwargs or {}
 
     def call() -> Any:
-        outputs = c.compiled(*args, **kwargs)
+        outputs = c.live.compiled(*args, **kwargs)
         roots = grad_roots(outputs) if c.backward else []
         if roots and leaves:
             torch.autograd.grad(roots, leaves, [torch.ones_like(r) for r in roots], allow_unused=True)
@@ -203,8 +204,8 @@ def run_on_copies(c: Any, *watchers: contextlib.AbstractContextManager[Any]) -> 
     """Run ``c`` once as captured on copies of its example inputs, inside ``watchers`` (context managers
     that observe the run: kernel or graph calls), and wait for the device; the user's inputs and the
     module's parameters and buffers are as they were afterwards."""
-    inputs = tuple(clone_input(x) for x in c.example_inputs)
-    with module_state_kept(c.target), contextlib.ExitStack() as stack:
+    inputs = tuple(clone_input(x) for x in c.live.example_inputs)
+    with module_state_kept(c.live.target), contextlib.ExitStack() as stack:
         for watcher in watchers:
             stack.enter_context(watcher)
         runner(c, inputs)()

@@ -98,7 +98,7 @@ def _not_live(kernel: Any) -> str | None:
     c = kernel.graph.compilation
     if c is None or not c.live:
         return f"{kernel.id} comes from a loaded trace, with no live compilation to run"
-    if c.example_inputs is None:
+    if c.live.example_inputs is None:
         return f"the example inputs of {kernel.id}'s compilation were released"
     if kernel.graph.compiled_fn is None:
         return f"{kernel.id}'s graph {kernel.graph.id} has no live compiled function"

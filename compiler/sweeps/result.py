@@ -2,7 +2,7 @@
 
 ``sweep[i]`` is point i as a Compilation (loaded from the trace its worker sent back); ``sweep.best``
 is the fastest point that ran and whose numerics held; ``sweep.diff(i, j)`` compares two points with
-``explorer.diff``. Saved as one JSON file (schema ``inductor-explorer/sweep``, SCHEMA.md) that
+``compiler.diff``. Saved as one JSON file (schema ``inductor-explorer/sweep``, SCHEMA.md) that
 ``explorer.load`` opens again.
 """
 
@@ -16,13 +16,13 @@ from typing import Any, Iterator
 from ..model import progress
 from ..model import slots as views
 from ..model.compilation import Compilation
+from ..model.contract import SWEEP_SCHEMA, SWEEP_VERSION, check
+from ..model.diff import Diff
 from ..model.errors import TraceFormatError
 from ..io.trace import complete_kernel_irs, with_raw_irs_built
 from ..io.trace import from_json as trace_from_json
 from ..model.slots import Rendered
-
-SCHEMA = "inductor-explorer/sweep"
-VERSION = 1
+from ..runs.diff import diff as compilation_diff
 
 
 @dataclass
@@ -126,17 +126,14 @@ class Sweep(Rendered):
         """Point i's trace as views read it: each stage, and each kernel's IR, serialized when first read."""
         return self[i].trace_view()
 
-    def diff(self, i: int, j: int) -> Any:
-        """``explorer.diff`` of points i and j (what the second changed against the first)."""
-        diff = views.renderer("diff")
-        if diff is None:
-            raise ImportError("diffing sweep points needs explorer: import explorer first")
-        return diff(self[i], self[j])
+    def diff(self, i: int, j: int) -> Diff:
+        """``compiler.diff`` of points i and j (what the second changed against the first)."""
+        return compilation_diff(self[i], self[j])
 
     # ------------------------------------------------------------------------------------ saving
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": SCHEMA, "version": VERSION,
+            "schema": SWEEP_SCHEMA, "version": SWEEP_VERSION,
             "meta": {"function": self.function, "device": self.device, "engine": self.engine, "options": self.options,
                      "workers": self.workers, "wall_s": self.wall_s, "created": self.created, "cancelled": self.cancelled},
             "rows": [{k: v for k, v in asdict(r).items()} for r in self.rows],
@@ -153,19 +150,12 @@ class Sweep(Rendered):
     def to_html(self, path: str | Path | None = None) -> Any:
         """The sweep as one self-contained HTML page (the table, heat and every point's view); written to
         ``path`` when given (returns the path), else returned as a string."""
-        write = views.renderer("sweep_html")
-        if write is None:
-            page = f"<!doctype html><meta charset='utf-8'><body>{views.html_of(self)}</body>"
-            if path is None:
-                return page
-            Path(path).write_text(page)
-            return Path(path)
         # the page embeds every point's kernel IR: build what the workers left raw in one pool
         complete_kernel_irs(*(self[i] for i, trace in enumerate(self.traces) if trace is not None))
-        return write(self, path)
+        return views.write_sweep_html(self, path)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
-        bundle = views.widget_bundle("sweep_widget", lambda: self, include, exclude, "text/html", lambda: repr(self))
+        bundle = views.widget_bundle(views.sweep_widget, lambda: self, include, exclude, "text/html", lambda: repr(self))
         if bundle is not None:
             return bundle
         return {"text/plain": repr(self), "text/html": views.html_of(self)}
@@ -181,12 +171,9 @@ class Sweep(Rendered):
 _ROW_FIELDS = {f.name for f in fields(SweepRow)}
 
 
+@views.loaders[SWEEP_SCHEMA].fill  # compiler.load / explorer.load open saved sweeps
 def from_json(data: Any, origin: str = "sweep") -> Sweep:
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise TraceFormatError(f"{origin} is not a saved sweep (missing schema {SCHEMA!r})")
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise TraceFormatError(f"{origin} uses sweep schema version {data.get('version')!r}; this inductor-explorer "
-                               f"reads up to {VERSION}: upgrade it to open this file")
+    check(data, SWEEP_SCHEMA, origin, TraceFormatError)
     try:
         meta = data["meta"]
         rows = [SweepRow(**{k: v for k, v in r.items() if k in _ROW_FIELDS}) for r in data["rows"]]

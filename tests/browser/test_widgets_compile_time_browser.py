@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from compiler.model import datasheet
 from tests.browser.test_widgets_static_browser import click, open_export, settle
 from tests.paths import EXAMPLES, FIXTURES
 from widgets.compile_time_parts import chart, chrome_trace
@@ -179,6 +180,7 @@ def open_roofline(browser, trace, tmp_path, name):
 
 def test_roofline_points_are_the_kernels_on_record_and_a_click_selects_one(browser, tmp_path):
     trace = json.loads(gzip.decompress((EXAMPLES / "data" / "gpt_block.counters.json.gz").read_bytes()))
+    trace["meta"]["device_peaks"] = datasheet.peaks_json(trace["meta"]["device_name"])  # as c.to_json() writes it
     part = roofline(trace, trace["graphs"][0])
     page = open_roofline(browser, trace, tmp_path, "roof.html")
     shown = page.locator(".ie-roof-point").evaluate_all(
@@ -188,6 +190,10 @@ def test_roofline_points_are_the_kernels_on_record_and_a_click_selects_one(brows
     faster = sorted(shown, key=lambda s: s[2])  # more FLOP/s is higher up: smaller y
     assert [s[3] for s in faster] == sorted((s[3] for s in faster), reverse=True)
     assert float(page.get_attribute(".ie-roof-bandwidth", "data-bandwidth")) == pytest.approx(part["roofs"]["bandwidth"])
+    compute_y = float(page.get_attribute(".ie-roof-compute", "y1"))
+    assert float(page.get_attribute(".ie-roof-compute", "data-compute")) == part["roofs"]["compute"] == 66.9e12
+    assert all(s[3] > compute_y for s in shown)  # every kernel below the compute roof
+    assert "float32 peak, datasheet (H200, dense)" in page.locator(".ie-roof-notes").inner_text()
 
     kernel = part["points"][-1]["kernel"]
     page.locator(f'.ie-roof-point[data-kernel="{kernel}"]').dispatch_event("click")

@@ -15,7 +15,7 @@ from torch._inductor import config as inductor_config  # tests may read torch in
 
 import explorer
 from compiler import CompileError, ToggleError, TraceFormatError
-from compiler.io import trace as serialize
+from compiler.model.contract import TRACE_VERSION
 from compiler.pipeline import toggles
 from compiler._torch import benchmark_harness, fusion_log
 from tests import workloads
@@ -236,7 +236,7 @@ def test_version_1_traces_still_load():
     assert json.loads(path.read_text())["version"] == 1
     loaded = explorer.load(path)
     assert loaded.device == "cuda" and loaded.kernels
-    assert loaded.to_json()["version"] == serialize.VERSION > 1
+    assert loaded.to_json()["version"] == TRACE_VERSION > 1
 
 
 def test_loaded_compilation_renders_the_same(tmp_path, matmul_compilation):

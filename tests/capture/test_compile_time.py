@@ -183,3 +183,33 @@ def test_the_torch_trace_of_the_same_run_gives_the_same_totals(compiled):
     saved = traceset_from_json(json.loads(json.dumps(ts.to_json())))
     assert saved[rank.rank].compile_time.categories() == logged.categories()
     assert (__file__, _line(Encoder, "# encoder line")) in {(row.file, row.line) for row in from_log.lines}
+
+
+WARM_CACHE_PROGRAM = """
+import torch
+f = torch.compile(lambda x: torch.softmax(x * 2, dim=-1) + x.sum())
+f(torch.randn(8, 32))
+"""
+
+
+def test_a_torch_trace_with_a_warm_fx_graph_cache_says_what_the_hit_saved(tmp_path):
+    """A plain program run twice on one Inductor cache directory: the second run's TORCH_TRACE log has an
+    FX graph cache hit, and the report says how much compiling it skipped (torch's ``time_saved_ns``)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache"), "TORCHINDUCTOR_FX_GRAPH_CACHE": "1"}
+    env.pop("TORCH_TRACE", None)
+    subprocess.run([sys.executable, "-c", WARM_CACHE_PROGRAM], env=env, check=True, timeout=300)
+    subprocess.run([sys.executable, "-c", WARM_CACHE_PROGRAM], env={**env, "TORCH_TRACE": str(tmp_path / "log")},
+                   check=True, timeout=300)
+    (rank,) = list(explorer.load_trace(tmp_path / "log"))
+    report = rank.compile_time
+    [compile_phase] = [p for p in report.root.walk() if p.args.get("cache_state") == "hit"]
+    assert compile_phase.args["cache_state"] == "hit"
+    assert compile_phase.args["cache_time_saved_s"] > compile_phase.seconds  # a hit costs less than it saves
+    assert report.cache_time_saved_s == compile_phase.args["cache_time_saved_s"]
+    text = io.StringIO()
+    Console(file=text, width=160).print(report)
+    assert "cache hit, saved" in text.getvalue()

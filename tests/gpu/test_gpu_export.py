@@ -1,6 +1,7 @@
 """GPU: a Hugging Face GPT-2 (built from a small config) exported and compiled with AOTInductor, captured,
 profiled on the loaded package, and per-kernel numerics answered with what works for a package
-(run with `pytest -m gpu tests/gpu/test_gpu_export.py`)."""
+(run with `pytest -m gpu tests/gpu/test_gpu_export.py`). The JIT compile with the C++ wrapper runs
+even where torch cannot load a CUDA package."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ torch.testing.assert_close(torch._inductor.aoti_load_package(path)(x), m(x))
 """
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def torch_loads_packages_here():
     """torch's own AOTInductor, without the explorer, in a child process: on a machine where loading a
     CUDA package crashes torch itself (seen: signal 11 in aoti_load_package on one torch 2.11 + CUDA 13
@@ -39,7 +40,7 @@ def torch_loads_packages_here():
 
 
 @pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
+def gpt2(tmp_path_factory, torch_loads_packages_here):
     torch.manual_seed(0)
     config = transformers.GPT2Config(n_layer=2, n_embd=256, n_head=4, vocab_size=2048, n_positions=128)
     model = transformers.GPT2LMHeadModel(config).eval().cuda()
@@ -97,3 +98,21 @@ def test_gpt2_torch_trace_of_the_aot_compile_loads(gpt2):
     (rank,) = explorer.load_trace(c.origin["log"]).ranks.values()
     loaded = rank["aot/0"]
     assert {k.id for k in loaded.graphs[0].kernels} == {k.id for k in c.graphs[0].kernels}
+
+
+def test_jit_cpp_wrapper_launches_triton_kernels_linked_and_profiled():
+    """``cpp_wrapper`` on a GPU JIT compile: the wrapper stage is C++ that launches the Triton kernels,
+    each launch linked to its kernel, outputs equal eager, and the profile finds every launch."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128)).cuda()
+    x = torch.randn(32, 64, device="cuda")
+    c = explorer.compile(model, x, config={"cpp_wrapper": True})
+    (g,) = c.graphs
+    assert g.wrapper.language == "cpp"
+    triton = [k for k in g.kernels if k.language in ("triton", "template")]
+    assert triton and {k.id for k in triton} <= set(g.wrapper.kernel_lines.values())
+    with torch.no_grad():
+        torch.testing.assert_close(c.run(x), model(x), rtol=1e-4, atol=1e-4)
+    p = c.profile(runs=5)
+    assert all(p.kernel_ms.get(k.id, 0) > 0 for k in triton), (p.kernel_ms, [k.id for k in triton])
+    assert p.line_ms

@@ -69,7 +69,7 @@ def test_a_switch_served_from_the_session_copies_no_config(toggled, monkeypatch)
 
 def test_cache_key_normalizes_defaults(toggled):
     session = toggled[0]
-    x = session[0].compilation.example_inputs[0]
+    x = session[0].compilation.live.example_inputs[0]
     assert session.compile(workloads.bf16_roundtrip, x, config={"deterministic": False}) is session[0].compilation
     assert session.compile(workloads.bf16_roundtrip, x, config={EMULATE: True}) is session[1].compilation
     assert len(session) == 2

@@ -94,3 +94,23 @@ def test_an_autotuning_names_its_matmul_by_the_shapes_torch_logged():
     assert template == "triton_tem_fused_add_gelu_mm_0"
     assert [k.id for k in _kernels_of_shape(graph, "256x192, 256x128, 128x192")] == [template]  # addmm's bias
     assert _kernels_of_shape(graph, "128x256, 256x192") == [] and _kernels_of_shape(graph, None) == []
+
+
+def test_a_cache_hit_says_how_much_compiling_it_saved():
+    """torch's ``fx_graph_cache_hit`` instant (stamped at the compile's start) carries ``time_saved_ns``:
+    the graph's ``inductor_compile`` phase keeps it, and the report adds up every hit's saving."""
+    def span(name, begin, end, **args):
+        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
+                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
+
+    def hit(at, saved_s):
+        return {"name": "fx_graph_cache_hit", "ph": "i", "ts": at * 1e6, "args": {"time_saved_ns": int(saved_s * 1e9)}}
+
+    events = (span("dynamo", 0, 4)[:1] + span("inductor_compile", 1.0, 1.2, cache_state="hit") + [hit(0.99, 7.5)]
+              + span("inductor_compile", 2.0, 2.1, cache_state="hit") + [hit(2.0, 1.25)]
+              + span("inductor_compile", 3.0, 3.5, cache_state="miss") + span("dynamo", 0, 4)[1:])
+    report = build([CompileCall("log", 0, int(4e9), events)], [])
+    compiles = report.root.find("inductor_compile")
+    assert [p.args.get("cache_time_saved_s") for p in compiles] == [7.5, 1.25, None]
+    assert report.cache_time_saved_s == pytest.approx(8.75)
+    assert build([_call(1.0)], []).cache_time_saved_s == 0.0

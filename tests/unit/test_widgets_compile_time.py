@@ -12,7 +12,7 @@ import pytest
 
 from compiler.io import compile_time as compile_time_io
 from compiler.io.trace import from_json as load_trace
-from compiler.model import cost
+from compiler.model import cost, datasheet
 from tests.paths import EXAMPLES, FIXTURES
 from widgets.compile_time_parts import CHART_KEY, CHARGES_SHOWN, CHROME_KEY, chart, chrome_trace
 from widgets.parts import PartError, TraceParts
@@ -117,6 +117,45 @@ def test_roofline_points_come_from_counters_else_the_profile(gpt_block):
     peaks = (c["dram_bandwidth"] / (c["dram_percent"] / 100) for c in counters.values() if c["dram_percent"] >= 5)
     assert part["roofs"]["bandwidth"] == pytest.approx(statistics.median(peaks))
     assert part["roofs"]["compute"] is None and part["how_to"] is None
+
+
+def test_roofline_roofs_come_from_the_datasheet_the_trace_records(gpt_block):
+    """The compute roof is the datasheet peak of the dtype the kernels compute in; the bandwidth roof is
+    Nsight Compute's where counters ran, else the datasheet's; a device not listed has neither."""
+    with_peaks = {**gpt_block, "meta": {**gpt_block["meta"], "device_peaks": datasheet.peaks_json("NVIDIA H200")}}
+    part = roofline(with_peaks, gpt_block["graphs"][0])
+    assert {p["dtype"] for p in part["points"]} == {"float32"}
+    assert part["roofs"]["compute"] == 66.9e12 and part["roofs"]["compute_source"] == "float32 peak, datasheet (H200, dense)"
+    assert part["roofs"]["bandwidth"] == pytest.approx(roofline(gpt_block, gpt_block["graphs"][0])["roofs"]["bandwidth"])
+    assert all(p["flops_per_s"] < part["roofs"]["compute"] for p in part["points"])
+
+    profile_only = {**with_peaks, "counters": []}
+    roofs = roofline(profile_only, gpt_block["graphs"][0])["roofs"]
+    assert (roofs["bandwidth"], roofs["bandwidth_source"]) == (4.8e12, "datasheet (H200, dense)")
+
+    half = json.loads(json.dumps(with_peaks))
+    for node in half["graphs"][0]["post_grad"]["nodes"]:
+        node["dtype"] = "torch.bfloat16"
+    assert roofline(half, half["graphs"][0])["roofs"]["compute"] == 989.4e12
+
+    unknown = {**gpt_block, "meta": {**gpt_block["meta"], "device_peaks": datasheet.peaks_json("Some GPU")}}
+    assert datasheet.peaks_json("Some GPU") is None
+    assert roofline(unknown, gpt_block["graphs"][0])["roofs"]["compute"] is None
+
+
+def test_a_gpu_trace_records_its_datasheet_peaks_and_the_roofline_draws_them():
+    """c.to_json() writes ``meta.device_peaks`` for a GPU the datasheet lists (from its device name), not
+    for a CPU; the profiled GPU trace's roofline then has both roofs, with every kernel under them."""
+    gpu = load_trace(json.loads((FIXTURES / "gpu_profile.json").read_text())).to_json()
+    assert gpu["meta"]["device_name"] == "NVIDIA H100 80GB HBM3"
+    assert gpu["meta"]["device_peaks"] == datasheet.peaks_json("NVIDIA H100 80GB HBM3")
+    assert gpu["meta"]["device_peaks"]["bandwidth"] == 3.35e12
+    part = TraceParts(gpu).get(f"{gpu['graphs'][0]['id']}/roofline")
+    assert part["points"] and part["roofs"]["bandwidth"] == 3.35e12 and part["roofs"]["compute"] == 66.9e12
+    assert all(p["flops_per_s"] < part["roofs"]["compute"] and p["bytes_per_s"] < part["roofs"]["bandwidth"]
+               for p in part["points"])
+    cpu = load_trace(json.loads((FIXTURES / "widget_sample.json").read_text())).to_json()
+    assert "device_peaks" not in cpu["meta"]
 
 
 def test_roofline_estimates_are_the_compilers_own(gpt_block):

@@ -73,7 +73,7 @@ def test_parts_of_unknown_keys_and_missing_parts():
 
 def test_parts_refuse_newer_versions_and_non_traces(sample):
     newer = dict(sample, version=widgets.SCHEMA_VERSION + 1)
-    with pytest.raises(TraceError, match=f"version {widgets.SCHEMA_VERSION + 1} is newer than this viewer reads"):
+    with pytest.raises(TraceError, match=f"schema version {widgets.SCHEMA_VERSION + 1}, newer than this inductor-explorer reads"):
         widgets.TraceParts(newer)
     with pytest.raises(TraceError, match="schema"):
         widgets.TraceParts(dict(sample, schema="something/else"))
@@ -155,6 +155,17 @@ def test_widget_syncs_a_summary_and_serves_parts_on_request(sample):
     assert w.revision == 1
     w._on_message(w, {"type": "part", "key": "g0/fx", "id": 5, "revision": 0}, [])
     assert sent[-1][0]["error"] == "the widget shows another compilation now"
+
+
+def test_showing_a_jit_compilation_leaves_the_export_stage(sample):
+    """The side panel follows the session: an AOT compilation shown on its Export stage, then a JIT one
+    (no Export stage) is shown on its FX graph; an AOT one keeps the stage."""
+    aot = {**sample, "export": {"inputs": [], "outputs": [], "range_constraints": {}, "graph": ""}}
+    w = widgets.ExplorerWidget(aot, stage="export")
+    w.show_payload(aot)
+    assert w.stage == "export"
+    w.show_payload(sample)
+    assert w.stage == "fx"
 
 
 def _script_blocks(document: str) -> list[tuple[dict, str]]:

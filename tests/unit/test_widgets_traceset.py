@@ -4,6 +4,7 @@ compilation is built (read from its rank's log) only when its rank and compile i
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -84,8 +85,6 @@ def test_traceset_to_html_writes_the_traceset_view(tmp_path):
 
 
 def test_notebooks_show_the_widgets_and_fall_back_to_html_without_them(monkeypatch):
-    from compiler.model import slots as views
-
     widget_mime = "application/vnd.jupyter.widget-view+json"
     ts = explorer.load_trace(NCCL)
     data = ts._repr_mimebundle_()
@@ -97,6 +96,6 @@ def test_notebooks_show_the_widgets_and_fall_back_to_html_without_them(monkeypat
     assert widget_mime in data and "<" in data["text/html"]
     made = []
     monkeypatch.setattr(c, "trace_view", lambda: made.append(1))
-    monkeypatch.setattr(views, "_renderers", {})  # no widget package: static HTML, no view built for it
+    monkeypatch.setitem(sys.modules, "widgets", None)  # no widget package: static HTML, no view built for it
     assert set(c._repr_mimebundle_()) == {"text/plain", "text/html"} and made == []
     assert set(ts._repr_mimebundle_()) == {"text/plain", "text/html"}

@@ -17,6 +17,7 @@ import { renderLinks } from "./links.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
 import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
+import { ExportStage } from "./exportstage.js";
 import { CompileTimeStage, compileTimeCount } from "./compiletime.js";
 import { SearchBox } from "./search.js";
 import { bindViewKeys } from "./keys.js";
@@ -146,7 +147,7 @@ export class App {
     const init = options.initial || {};
     const gi = this.graphs.findIndex((g) => g.id === String(init.graph));
     this.graphIdx = gi >= 0 ? gi : 0;
-    this.stage = STAGE_IDS.has(init.stage) ? init.stage : "fx";
+    this.stage = this._offers(init.stage) ? init.stage : "fx";
     this.selection = init.selection && init.selection.kind ? init.selection : null;
     this.links = emptyLinks();
     this.ctx = { select: (sel) => this.select(sel), go: (sel) => this.go(sel), graph: (id) => this.setGraph(id) };
@@ -284,8 +285,9 @@ export class App {
     this.stageButtons = new Map();
     const bar = h("div", { class: "ie-stagebar", role: "tablist" });
     for (const [id, label] of STAGES) {
+      if (id === "export" && !this.summary.export) continue; // only an AOT compilation has one
       const count = h("span", { class: "ie-count" });
-      const title = { dynamo: "guards and graph breaks of the whole compilation", compile_time: "where the compile's own time went, every graph" }[id] ?? `${label} in the graph shown`;
+      const title = { export: "what torch.export produced: signature, dynamic dims, the exported graph", dynamo: "guards and graph breaks of the whole compilation", compile_time: "where the compile's own time went, every graph" }[id] ?? `${label} in the graph shown`;
       const btn = h("button", { class: "ie-stage-btn", type: "button", role: "tab", "data-stage": id, title, onclick: () => this.setStage(id) }, label, " ", count);
       this.stageButtons.set(id, { btn, count });
       bar.appendChild(btn);
@@ -317,6 +319,7 @@ export class App {
         kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline") })),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
+        export: () => (this.summary.export ? this.store.get("export") : Promise.resolve(null)).then((d) => new ExportStage(d)),
         dynamo: () => ((this.summary.parts || []).includes("dynamo") ? this.store.get("dynamo") : Promise.resolve(null)).then((d) => new DynamoStage(d, this.ctx)),
         // One view for the whole compilation, whichever graph is shown: a click that shows another graph
         // keeps its zoom and scroll.
@@ -336,7 +339,7 @@ export class App {
     for (const [id, { btn, count }] of this.stageButtons) {
       btn.setAttribute("aria-selected", id === this.stage ? "true" : "false");
       btn.classList.toggle("ie-active", id === this.stage);
-      const text = id === "dynamo" ? dynamoCount(this.summary) : id === "compile_time" ? compileTimeCount(this.summary) : String(counts[id] ?? 0);
+      const text = id === "export" ? String(this.summary.export?.inputs ?? "") : id === "dynamo" ? dynamoCount(this.summary) : id === "compile_time" ? compileTimeCount(this.summary) : String(counts[id] ?? 0);
       clear(count).appendChild(document.createTextNode(text));
     }
     const stage = this.stage;
@@ -403,8 +406,13 @@ export class App {
     return this.select(sel);
   }
 
+  /** Whether this compilation has stage `stage` (only an AOT compilation has an Export stage). */
+  _offers(stage) {
+    return STAGE_IDS.has(stage) && (stage !== "export" || Boolean(this.summary.export));
+  }
+
   setStage(stage, { quiet = false } = {}) {
-    if (!STAGE_IDS.has(stage)) return Promise.resolve();
+    if (!this._offers(stage)) return Promise.resolve();
     this.stage = stage;
     this._emit(quiet);
     return this._track(

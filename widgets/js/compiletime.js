@@ -69,6 +69,7 @@ export class CompileTimeStage {
       h("span", { class: "ie-ct-total", "data-seconds": String(c.seconds) }, formatSeconds(c.seconds)),
       h("span", { class: "ie-muted" }, ` · ${c.source}${c.rank !== undefined ? ` rank ${c.rank}` : ""} · explorer's own `),
       h("span", { class: "ie-ct-explorer-total" }, formatSeconds(c.explorer_s)),
+      c.cache_saved_s ? h("span", { class: "ie-muted ie-ct-cache-saved", "data-seconds": String(c.cache_saved_s), title: "compiling that FX graph cache hits skipped (torch's time_saved_ns)" }, ` · cache hits saved ${formatSeconds(c.cache_saved_s)}`) : null,
       " ",
       (this.zoomOut = h("button", { class: "ie-btn ie-ct-zoom-out", type: "button", hidden: true, title: "show the whole compile again", onclick: () => this.zoom(null) }, "whole compile")),
       " ",
@@ -144,7 +145,7 @@ export class CompileTimeStage {
       const x = (left - from) * scale;
       const target = blockTarget(b, list(this.ctx.graphs));
       const where = [b.graph, b.kernel, b.compile_id && !b.graph ? `frame ${b.compile_id}` : null].filter(Boolean).join(" · ");
-      const title = `${b.name}${where ? ` (${where})` : ""}\n${formatSeconds(b.seconds)}, ${formatShare(b.share)} of the compile${b.category ? ` · ${b.category}` : ""}${target ? `\nclick: select ${target.sel ? `kernel ${target.sel.id}` : `graph ${target.graph}`}` : ""}`;
+      const title = `${b.name}${where ? ` (${where})` : ""}\n${formatSeconds(b.seconds)}, ${formatShare(b.share)} of the compile${b.category ? ` · ${b.category}` : ""}${b.cache ? `\nFX graph cache ${b.cache}${b.cache_saved_s ? `, saved ${formatSeconds(b.cache_saved_s)} of compiling` : ""}` : ""}${target ? `\nclick: select ${target.sel ? `kernel ${target.sel.id}` : `graph ${target.graph}`}` : ""}`;
       const chars = Math.floor((w - 6) / CHAR_PX);
       const label = `${b.name}${b.kernel ? ` ${b.kernel}` : b.graph ? ` ${b.graph}` : ""}`;
       const cat = b.category || (b.depth === 0 ? "root" : "call");
@@ -160,6 +161,7 @@ export class CompileTimeStage {
           "data-graph": b.graph || null,
           "data-kernel": b.kernel || null,
           "data-compile-id": b.compile_id || null,
+          "data-cache": b.cache || null,
           transform: `translate(${x.toFixed(2)},${b.depth * ROW_H})`,
         },
         s("rect", { width: w.toFixed(2), height: ROW_H - 2, rx: 2 }),

@@ -3,6 +3,7 @@
 // directions (compiler/SCHEMA.md); this module only follows them.
 
 export const STAGES = [
+  ["export", "Export"],
   ["dynamo", "Dynamo"],
   ["fx", "Dynamo FX"],
   ["post_grad", "Post-grad FX"],

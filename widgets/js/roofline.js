@@ -1,6 +1,6 @@
 // The roofline chart of the Kernels stage: each kernel with a time on record as a point, arithmetic
-// intensity (FLOPs / byte) against achieved FLOP/s, log-log, under the DRAM bandwidth roof when the
-// trace records one (widgets/roofline.py builds the `g0/roofline` part when the chart is first opened).
+// intensity (FLOPs / byte) against achieved FLOP/s, log-log, under the DRAM bandwidth and compute roofs
+// the trace records (widgets/roofline.py builds the `g0/roofline` part when the chart is first opened).
 // A click on a point selects its kernel. With no time on record the chart says what to run instead.
 
 import { h, s, clear } from "./dom.js";
@@ -84,7 +84,10 @@ export class RooflinePanel {
         roofLines.push(s("text", { class: "ie-roof-label", x: x(a) + 4, y: y(a * bw) - 4 }, `${si(bw, "B/s")} DRAM`));
       }
     }
-    if (typeof roofs.compute === "number") roofLines.push(s("line", { class: "ie-roof ie-roof-compute", x1: M.left, x2: width - M.right, y1: y(roofs.compute), y2: y(roofs.compute) }, s("title", null, `compute roof ${si(roofs.compute, "FLOP/s")}`)));
+    if (typeof roofs.compute === "number") {
+      roofLines.push(s("line", { class: "ie-roof ie-roof-compute", x1: M.left, x2: width - M.right, y1: y(roofs.compute), y2: y(roofs.compute), "data-compute": String(roofs.compute) }, s("title", null, `compute roof ${si(roofs.compute, "FLOP/s")} (${roofs.compute_source})`)));
+      roofLines.push(s("text", { class: "ie-roof-label", x: width - M.right - 4, y: y(roofs.compute) - 4, "text-anchor": "end" }, `${si(roofs.compute, "FLOP/s")} ${String(roofs.compute_source || "").split(" ")[0]}`));
+    }
     this.points = points.map((p) => {
       const dot = s(
         "circle",
@@ -103,8 +106,8 @@ export class RooflinePanel {
       s("text", { class: "ie-roof-axis-title", x: width - M.right, y: H - 4, "text-anchor": "end" }, "arithmetic intensity (FLOPs / byte)"),
     );
     const notes = [
-      bw ? null : "No bandwidth roof: the trace records no Nsight Compute DRAM figures (run c.counters() on a GPU).",
-      typeof roofs.compute === "number" ? null : "No compute roof: the trace records no peak FLOP/s for this device.",
+      bw ? `Bandwidth roof: ${roofs.bandwidth_source}.` : "No bandwidth roof: the trace records neither Nsight Compute DRAM figures (run c.counters() on a GPU) nor a datasheet for this device.",
+      typeof roofs.compute === "number" ? `Compute roof: ${roofs.compute_source}.` : "No compute roof: the trace records no peak FLOP/s for this device and dtype.",
       list(this.part.skipped).length ? `Timed but not placed (no bytes or FLOPs on record): ${list(this.part.skipped).join(", ")}` : null,
     ].filter(Boolean);
     this.body.append(this.svg, notes.length ? h("ul", { class: "ie-muted ie-roof-notes" }, notes.map((n) => h("li", null, n))) : null);
