@@ -53,13 +53,14 @@ def _load_charge(d: dict[str, Any]) -> Charge:
 def _kernel(k: KernelCompileTime) -> dict[str, Any]:
     return {"kernel": k.kernel, "graph": k.graph, "seconds": k.seconds, "autotune_s": k.autotune_s,
             "compile_s": k.compile_s, "candidates": k.candidates, "fx_nodes": k.fx_nodes,
-            "user_lines": [list(line) for line in k.user_lines], "module": k.module}
+            "user_lines": [list(line) for line in k.user_lines], "module": k.module, "build_s": k.build_s}
 
 
 def _load_kernel(d: dict[str, Any]) -> KernelCompileTime:
     return KernelCompileTime(str(d["kernel"]), str(d["graph"]), float(d.get("autotune_s", 0.0)),
                              float(d.get("compile_s", 0.0)), int(d.get("candidates", 0)), list(d.get("fx_nodes") or []),
-                             [(str(f), int(n)) for f, n in d.get("user_lines") or []], d.get("module"))
+                             [(str(f), int(n)) for f, n in d.get("user_lines") or []], d.get("module"),
+                             float(d.get("build_s", 0.0)))
 
 
 @slots.compile_time_json.fill

@@ -90,11 +90,14 @@ class KernelCompileTime(Rendered):
     kernel: str  # kernel id in its graph
     graph: str
     autotune_s: float = 0.0  # choosing among templates / configs: precompiling and benchmarking them
-    compile_s: float = 0.0  # building this kernel alone (Triton precompile of its configs)
+    # building this kernel: its share (by build_s) of its graph's wait for its kernels' builds, plus any
+    # precompile torch timed for it alone in the compiling process
+    compile_s: float = 0.0
     candidates: int = 0  # choices or configs timed
     fx_nodes: list[str] = field(default_factory=list)
     user_lines: list[tuple[str, int]] = field(default_factory=list)
     module: str | None = None
+    build_s: float = 0.0  # its build in a compile worker, in parallel with the graph's other kernels
 
     @property
     def seconds(self) -> float:

@@ -43,10 +43,22 @@ _SUFFIXES = (("_template_autotuning", "autotune"), ("_template_precompiling", "a
 _EXPLORER_DIR = str(Path(__file__).resolve().parents[1])  # compiler/: frames of the capture's own code
 _KERNEL_NAME = "kernel_name"  # what torch's per-kernel timers (CachingAutotuner.*) carry in their metadata
 _TEMPLATE_AUTOTUNE = ("_template_autotuning", "_template_precompiling")
+KERNEL_BUILDS = "triton_kernel_info"  # torch's artifact at the end of a graph's kernel builds: {name: {compile_time_us}}
 _CPP_NOTE = ("C++ kernels of a graph are built together as one module (compile_file): torch times the build "
              "per graph, so it is charged to the graph, not split over its kernels")
 _SPREAD_NOTE = ("per-line, per-module and per-node rows: kernel_s is what torch timed for the kernels computing "
                 "them; spread_s is their share (by FX node count) of phases torch times per graph or frame")
+
+
+def kernel_builds_event(payload: Any, ts_us: float, compile_id: str | None) -> dict[str, Any] | None:
+    """Torch's ``triton_kernel_info`` artifact (logged when a graph's Triton kernels are built: each kernel's
+    build time in a compile worker) as an instant event at ``ts_us`` (µs on the events' clock), or None."""
+    if not isinstance(payload, dict):
+        return None
+    builds = {str(name): float(info["compile_time_us"]) for name, info in payload.items()
+              if isinstance(info, dict) and isinstance(info.get("compile_time_us"), (int, float))}
+    return {"name": KERNEL_BUILDS, "ph": "i", "ts": ts_us, "args": {"compile_id": compile_id, "builds_us": builds}} \
+        if builds else None
 
 
 def category_of(name: str) -> str | None:
@@ -322,6 +334,43 @@ def _charge_kernels(builder_graphs: dict[str, Any], root: Phase, calls: list[Com
     return kernels
 
 
+def _charge_kernel_builds(graphs: dict[str, Any], root: Phase, instants: list[dict[str, Any]],
+                          kernels: dict[tuple[str, str], KernelCompileTime], origin_ns: int) -> dict[str, float]:
+    """A graph's Triton kernels build in compile workers, in parallel, while the graph waits for them
+    (``async_compile.wait``): torch times that wait per graph and each build per kernel, in its worker
+    (``triton_kernel_info``). Each kernel is charged its share of the wait, by its build time, so the
+    charges add up to the wait. Returns the seconds charged per graph (no longer the graph's own)."""
+    compiles = [p for p in root.walk() if p.name == "inductor_compile" and p.graph in graphs]
+    charged: dict[str, float] = {}
+    for event in instants:
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        builds = args.get("builds_us") if event.get("name") == KERNEL_BUILDS else None
+        if not isinstance(builds, dict) or not builds:
+            continue
+        at = (float(event.get("ts", 0)) * 1000 - origin_ns) / 1e9  # seconds from the report's start
+        mine = [p for p in compiles if args.get("compile_id") in (None, p.compile_id)] or compiles
+        holding = [p for p in mine if p.start_s <= at <= p.start_s + p.seconds + 1e-3]
+        phase = holding[-1] if holding else min(mine, key=lambda p: abs(p.start_s + p.seconds - at), default=None)
+        if phase is None:
+            continue
+        graph = graphs[phase.graph]
+        wait = sum(p.seconds for p in phase.walk() if not p.children and p.category == "kernel_compile" and p.kernel is None)
+        found = {name: (kernel, us) for name, us in builds.items() if (kernel := _kernel_of(graph, name)) is not None}
+        total_us = sum(us for _, us in found.values())
+        if wait <= 0 or total_us <= 0:
+            continue
+        for name, (kernel, us) in found.items():
+            entry = kernels.get((graph.id, kernel.id))
+            if entry is None:
+                entry = kernels[(graph.id, kernel.id)] = KernelCompileTime(
+                    kernel.id, graph.id, fx_nodes=list(kernel.fx_nodes),
+                    user_lines=[tuple(line) for line in kernel.user_lines], candidates=_candidates(graph, kernel, name))
+            entry.compile_s = round(entry.compile_s + wait * us / total_us, 6)
+            entry.build_s = round(entry.build_s + us / 1e6, 6)
+        charged[graph.id] = charged.get(graph.id, 0.0) + wait
+    return charged
+
+
 def _candidates(graph: Any, kernel: Any, name: Any) -> int:
     return sum(1 for r in graph.autotune if r.kernel in (kernel.id, kernel.name, name))
 
@@ -368,8 +417,9 @@ def _computing_nodes(graph: Any) -> list[Any]:
 
 
 def _attribute(report_root: Phase, graphs: list[Any], kernel_times: dict[tuple[str, str], KernelCompileTime],
-               frames: dict[str, Any]) -> tuple[list[Charge], list[Charge], list[Charge]]:
-    """Charge every second under a graph or a frame to FX nodes, then to their lines and modules."""
+               frames: dict[str, Any], built: dict[str, float]) -> tuple[list[Charge], list[Charge], list[Charge]]:
+    """Charge every second under a graph or a frame to FX nodes, then to their lines and modules
+    (``built``: seconds of each graph's wait for its kernel builds, already charged to its kernels)."""
     by_id = {g.id: g for g in graphs}
     nodes, lines, modules = _Charges(), _Charges(), _Charges()
 
@@ -390,7 +440,7 @@ def _attribute(report_root: Phase, graphs: list[Any], kernel_times: dict[tuple[s
         named = {n.name: n for n in graph.fx.nodes}
         charge(graph, [named[n] for n in entry.fx_nodes if n in named], entry.seconds, 0.0)
         entry.module = _module_of([named[n] for n in entry.fx_nodes if n in named])
-    kernel_seconds = {g: 0.0 for g in by_id}
+    kernel_seconds = {g: built.get(g, 0.0) for g in by_id}
     for phase in _outermost_kernel_phases(report_root):
         if phase.graph in kernel_seconds:
             kernel_seconds[phase.graph] += phase.seconds
@@ -517,8 +567,9 @@ def build(calls: list[CompileCall], graphs: list[Any], dynamo: Any = None, rank:
     root.seconds = round(sum(c.seconds for c in root.children), 6)
     by_id = {g.id: g for g in graphs}
     kernel_times = _charge_kernels(by_id, root, calls, origin)
+    built = _charge_kernel_builds(by_id, root, instants, kernel_times, origin)
     frames = {f.compile_id: f for f in getattr(dynamo, "frames", [])}
-    lines, modules, nodes = _attribute(root, graphs, kernel_times, frames)
+    lines, modules, nodes = _attribute(root, graphs, kernel_times, frames, built)
     notes = [_SPREAD_NOTE]
     if any(k.language == "cpp" for g in graphs for k in g.kernels):
         notes.append(_CPP_NOTE)

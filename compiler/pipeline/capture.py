@@ -19,6 +19,7 @@ from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from ..model import progress
 from ..model.compilation import Compilation, LiveHandles
 from ..model.compile_time import CompileCall
+from ..model.compile_time_build import KERNEL_BUILDS, kernel_builds_event
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
@@ -31,7 +32,8 @@ from .fx_stage import StageNames
 from .specs import user_sources
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
-COMPILE_TIME_READS = frozenset({"chromium_event"})  # torch's timers (dynamo_timed), kept for c.compile_time
+# torch's timers (dynamo_timed) and its per-kernel build times (an artifact), kept for c.compile_time
+COMPILE_TIME_READS = frozenset({"chromium_event", KERNEL_BUILDS})
 # Whether captures keep what c.compile_time is built from (torch's timer events, the hooks' own time).
 # On by default; benchmarks/compile_time.py turns it off to measure what keeping them costs.
 RECORD_COMPILE_TIME = True
@@ -202,7 +204,8 @@ class _Recorder:
         cpp = cpp_wrapper_code.cpp_source(code)  # cpp_wrapper: the C++ inside the Python module is the wrapper
         self.current.wrapper = code if cpp is None else cpp
         if cpp is not None:
-            self.current.wrapper_language, self.current.python_pass = "cpp", code
+            self.current.wrapper_language = "cpp"
+            self.current.python_pass = cpp_wrapper_code.python_kernels_source(code)
         self.current.provenance, self.current.kernel_traces = provenance_tables()
 
     def on_wrapper_planned(self, wrapper: Any) -> None:
@@ -258,8 +261,10 @@ class _Recorder:
             self.autotune_owners.append((time.time_ns(), graph, nodes, 1))
 
     def on_trace_record(self, record: Record) -> None:
-        if record.kind in COMPILE_TIME_READS and self.record_time:
+        if record.name in COMPILE_TIME_READS and self.record_time:
             event = record.json_payload()
+            if record.name == KERNEL_BUILDS:  # logged as the graph's builds end: stamped now
+                event = kernel_builds_event(event, time.time_ns() / 1000, record.compile_id)
             if isinstance(event, dict):
                 self.chromium_events.append(event)
         elif self.dynamo.reads(record):

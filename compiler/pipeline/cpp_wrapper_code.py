@@ -5,8 +5,9 @@ The C++ wrapper calls each generated kernel by name (``cpp_fused_relu_0(...)``; 
 comment as the Python wrapper (``// [Provenance debug handles] cpp_fused_relu_0:2``). C++ kernels are
 ``extern "C"`` functions, defined in the wrapper itself (JIT ``cpp_wrapper``) or in the separate kernel
 file of an AOT package; Triton kernels keep their Python source in the first, Python pass of AOT
-codegen. A JIT ``cpp_wrapper`` module is Python that holds the C++ source as one string
-(``cpp_wrapper_src``): that string is the wrapper stage.
+codegen, or, in a JIT ``cpp_wrapper`` module on a GPU, in its compile-time auto-tuning block. A JIT
+``cpp_wrapper`` module is Python that holds the C++ source as one string (``cpp_wrapper_src``): that
+string is the wrapper stage.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .wrapper_code import KernelDefinition, mentions
 _HANDLE_COMMENT = re.compile(r"//\s*\[Provenance debug handles\]\s*(?P<key>\S+)")
 _EXTERN_C = re.compile(r'^extern\s+"C"[^(;{\n]*?\b(?P<name>[A-Za-z_]\w*)\s*\(', re.MULTILINE)
 _SOURCE_NAME = "cpp_wrapper_src"
+_AUTOTUNE_BLOCK = "Compile-time auto-tuning block:"
 
 
 def cpp_source(python_wrapper: str) -> str | None:
@@ -35,6 +37,18 @@ def cpp_source(python_wrapper: str) -> str | None:
                 and isinstance(stmt.value.value, str)):
             return stmt.value.value.strip("\n")
     return None
+
+
+def python_kernels_source(python_wrapper: str) -> str:
+    """The Python that defines a JIT ``cpp_wrapper`` module's Triton kernels. On a GPU, Inductor writes
+    them into a "Compile-time auto-tuning block" that is the module's docstring (run once at compile time
+    to build and tune the kernels the C++ then loads as cubins); elsewhere the module itself."""
+    try:
+        tree = ast.parse(python_wrapper)
+    except SyntaxError:
+        return python_wrapper
+    block = (ast.get_docstring(tree, clean=False) or "").lstrip()
+    return block[len(_AUTOTUNE_BLOCK):] if block.startswith(_AUTOTUNE_BLOCK) else python_wrapper
 
 
 def kernel_definitions(wrapper: str, kernel_code: str = "",

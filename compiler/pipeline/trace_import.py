@@ -24,6 +24,7 @@ from typing import Any
 
 from ..model.compilation import Compilation
 from ..model.compile_time import CompileCall
+from ..model.compile_time_build import KERNEL_BUILDS, kernel_builds_event
 from ..model.errors import TraceLoadError
 from ..model.formatting import did_you_mean
 from ..model.stages import FxStage, GraphCapture
@@ -104,7 +105,7 @@ class LogIndex:
 
 
 def _is_timer(record: Record) -> bool:
-    return record.kind == _TIMER_EVENTS or record.name == _CACHE_HIT
+    return record.kind == _TIMER_EVENTS or record.name in (_CACHE_HIT, KERNEL_BUILDS)
 
 
 def _cache_hit_event(hit: dict[str, Any]) -> dict[str, Any] | None:
@@ -117,17 +118,19 @@ def _cache_hit_event(hit: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def timer_call(records: list[Record]) -> CompileCall | None:
-    """The chromium events among ``records`` (and FX graph cache hits, as instants) as one call spanning
-    them (None when there are none)."""
-    events = []
+    """The chromium events among ``records`` (and FX graph cache hits and kernel builds, as instants) as
+    one call spanning them (None when there are none)."""
+    events: list[dict[str, Any]] = []
     for record in records:
         if _is_timer(record) and record.payload:
             try:
                 event = json.loads(record.payload)
             except ValueError:
                 continue
-            if isinstance(event, dict) and record.name == _CACHE_HIT:
+            if record.name == _CACHE_HIT and isinstance(event, dict):
                 event = _cache_hit_event(event)
+            elif record.name == KERNEL_BUILDS:  # logged right as the graph's builds end: at the last timer's time
+                event = kernel_builds_event(event, events[-1]["ts"], record.compile_id) if events else None
             if isinstance(event, dict):
                 events.append(event)
     stamps = [int(float(e.get("ts", 0)) * 1000) for e in events]

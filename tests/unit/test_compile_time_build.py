@@ -114,3 +114,35 @@ def test_a_cache_hit_says_how_much_compiling_it_saved():
     assert [p.args.get("cache_time_saved_s") for p in compiles] == [7.5, 1.25, None]
     assert report.cache_time_saved_s == pytest.approx(8.75)
     assert build([_call(1.0)], []).cache_time_saved_s == 0.0
+
+
+def test_a_graphs_wait_for_its_kernel_builds_is_split_by_what_each_build_took():
+    """torch times a graph's wait for its Triton builds (``async_compile.wait``) and, per kernel, the build
+    in its compile worker (``triton_kernel_info``): each kernel gets the wait's share of its build, the
+    graph keeps the rest, and the lines' charges still add up to the graph's compile."""
+    from compiler.model.compile_time_build import kernel_builds_event
+
+    graph = SimpleNamespace(
+        id="g0", compile_id="0/0", kind="inference", autotune=[],
+        kernels=[_kernel("triton_poi_fused_add_0", "add", "add", 3), _kernel("triton_per_fused_sum_1", "sum", "sum", 4)],
+        fx=SimpleNamespace(nodes=[SimpleNamespace(name="add", op="call_function", user_line=("model.py", 3), module=""),
+                                  SimpleNamespace(name="sum", op="call_function", user_line=("model.py", 4), module="")]))
+
+    def span(name, begin, end, **args):
+        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
+                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
+
+    builds = kernel_builds_event({"triton_poi_fused_add_0": {"compile_time_us": 300_000, "num_warps": 4},
+                                  "triton_per_fused_sum_1": {"compile_time_us": 100_000},
+                                  "triton_other_graph_9": {"compile_time_us": 50_000}}, 5.0e6, "0/0")
+    events = (span("inductor_compile", 0, 6, is_backward=False)[:1] + span("async_compile.wait", 4, 5)
+              + [builds] + span("inductor_compile", 0, 6, is_backward=False)[1:])
+    report = build([CompileCall("capture", 0, int(6e9), events)], [graph])
+    kernels = {k.kernel: k for k in report.kernels}
+    assert kernels["triton_poi_fused_add_0"].compile_s == pytest.approx(0.75)
+    assert kernels["triton_per_fused_sum_1"].compile_s == pytest.approx(0.25)
+    assert (kernels["triton_poi_fused_add_0"].build_s, kernels["triton_per_fused_sum_1"].build_s) == (0.3, 0.1)
+    lines = {row.line: row for row in report.lines}
+    assert lines[3].kernel_s == pytest.approx(0.75) and lines[4].kernel_s == pytest.approx(0.25)
+    assert sum(row.seconds for row in report.lines) == pytest.approx(6.0)  # nothing charged twice
+    assert kernel_builds_event({"k": {"num_warps": 4}}, 1.0, None) is None  # no build time: no event
