@@ -89,7 +89,12 @@ def chrome_trace_text(report: Mapping[str, Any]) -> str:
 
 
 def digest(report: Any) -> dict[str, Any] | None:
-    """What the summary says of the report before its stage opens (the stage button's count)."""
-    if not isinstance(report, Mapping) or not isinstance(report.get("root"), Mapping):
+    """What the summary says of the report before its stage opens: its total, the stage button's count.
+    Only ``seconds`` is read, so a live compilation's report is not built until the stage opens."""
+    if not isinstance(report, Mapping):
         return None
-    return {"seconds": report["root"].get("seconds", 0.0), "explorer_s": report.get("explorer_s", 0.0)}
+    seconds = report.get("seconds")
+    if not isinstance(seconds, (int, float)):
+        root = report.get("root")
+        seconds = root.get("seconds") if isinstance(root, Mapping) else None
+    return {"seconds": float(seconds)} if isinstance(seconds, (int, float)) else None

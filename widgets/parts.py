@@ -216,7 +216,8 @@ class TraceParts:
 
     def _make(self, key: str) -> Any:
         if key in self.trace and key not in HEADER_KEYS and key != "graphs":
-            return self.trace[key]
+            value = self.trace[key]  # a lazily built record (the compile-time report) becomes its JSON now
+            return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
         derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,
                    compile_time_parts.CHROME_KEY: compile_time_parts.chrome_trace_text}.get(key)
         if derived is not None and "compile_time" in self.trace:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Iterator
 
 from ..model import slots
 from ..model.compilation import Compilation
@@ -97,11 +98,40 @@ def from_json(data: Any) -> CompileTimeReport | None:
         notes=list(data.get("notes") or []), rank=data.get("rank"))
 
 
-def of(c: Compilation) -> dict[str, Any] | None:
-    """The compilation's report as JSON, built now from a live capture's events; None when it has none."""
+def of(c: Compilation, lazy: bool = False) -> Mapping[str, Any] | None:
+    """The compilation's report as JSON, built now from a live capture's events (``lazy``: when a view
+    first reads more than its total); None when it has none."""
     if not c.compile_calls and c.compile_time_report is None:
         return None
-    return to_json(c.compile_time)
+    return LazyReport(c) if lazy else to_json(c.compile_time)
+
+
+class LazyReport(Mapping):
+    """A compilation's report JSON for views: its total (``seconds``, the Compile time tab's count) is known
+    without building the report, from the calls' wall times it adds up to; any other key builds it."""
+
+    def __init__(self, c: Compilation) -> None:
+        self._c = c
+        self._json: dict[str, Any] | None = None
+
+    def _built(self) -> dict[str, Any]:
+        if self._json is None:
+            self._json = to_json(self._c.compile_time)
+        return self._json
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "seconds" and self._json is None:
+            report = self._c.compile_time_report
+            if report is not None and not self._c.compile_calls:
+                return report.seconds
+            return round(sum((call.end_ns - call.start_ns) / 1e9 for call in self._c.compile_calls), 6)
+        return self._built()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
 
 
 def chrome_events(report: CompileTimeReport) -> list[dict[str, Any]]:

@@ -250,7 +250,7 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
     }
     if c.library_files:
         out["library_files"] = dict(c.library_files)
-    compile_time = compile_time_json.of(c)
+    compile_time = compile_time_json.of(c, lazy=lazy)
     if compile_time is not None:
         out["compile_time"] = compile_time
     return out

@@ -35,7 +35,7 @@ from .specs import user_sources
 class ExportRequest(CaptureRequest):
     """A capture request with what torch.export and AOTInductor take besides."""
 
-    dynamic_shapes: Any = None  # torch.export's, for the module (a function's are converted to the module's)
+    dynamic_shapes: Any = None  # torch.export's, as given (a function's checked against its parameters)
     package_path: str | Path | None = None  # where the .pt2 package goes (None: where AOTInductor puts it)
     strict: bool = False  # torch.export's strict mode
 
@@ -165,27 +165,31 @@ def _no_recompile(compilation: Compilation, inputs: tuple[Any, ...], kwargs: dic
 
 
 class _Function(torch.nn.Module):
-    """A plain function as the module torch.export needs."""
+    """A plain function as the module torch.export needs. Its ``forward`` carries the function's own
+    signature, so the exported program names the inputs as the function does (``x``, ``w``; not
+    ``args_0``) and ``dynamic_shapes`` are given as for the function: in argument order or by name."""
 
     def __init__(self, fn: Any) -> None:
         super().__init__()
         self.fn = fn
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        forward.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+        self.forward = forward
 
 
 def _function_shapes(fn: Any, dynamic_shapes: Any) -> Any:
-    """``dynamic_shapes`` of a plain function (a tuple in argument order, or a dict by parameter name) as
-    torch.export needs them for the module that wraps it, whose ``forward(*args)`` takes one tuple."""
+    """``dynamic_shapes`` of a plain function (a tuple in argument order, or a dict by parameter name),
+    checked against its parameters: a name it does not take is refused with the names it does."""
     if isinstance(dynamic_shapes, dict):
         names = list(inspect.signature(fn).parameters)
         unknown = [key for key in dynamic_shapes if key not in names]
         if unknown:
             raise ValueError(f"dynamic_shapes names {unknown}, which {getattr(fn, '__name__', fn)} does not take; "
                              f"its parameters: {names}")
-        dynamic_shapes = [dynamic_shapes.get(name) for name in names]
-    return (tuple(dynamic_shapes),)
+    return dynamic_shapes
 
 
 def _as_module(model: Any) -> tuple[torch.nn.Module, str]:

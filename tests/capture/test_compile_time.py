@@ -213,3 +213,19 @@ def test_a_torch_trace_with_a_warm_fx_graph_cache_says_what_the_hit_saved(tmp_pa
     text = io.StringIO()
     Console(file=text, width=160).print(report)
     assert "cache hit, saved" in text.getvalue()
+
+
+def test_a_live_view_builds_the_report_only_when_its_stage_opens():
+    """The widget's summary shows the compile's total without building the report (the calls' wall times
+    it adds up to); the Compile time stage's chart builds it, with that same total."""
+    from widgets.compile_time_parts import CHART_KEY
+    from widgets.parts import TraceParts
+
+    c = explorer.compile(lambda x: torch.tanh(x) * 2, torch.randn(8, 8))
+    parts = TraceParts(c.trace_view())
+    total = parts.summary()["compile_time"]["seconds"]
+    assert c.compile_time_report is None  # nothing built yet
+    chart = parts.get(CHART_KEY)
+    assert c.compile_time_report is not None
+    assert chart["seconds"] == pytest.approx(total, abs=1e-5) == pytest.approx(c.compile_time.seconds, abs=1e-5)
+    assert json.loads(parts.encoded("compile_time"))["root"]["seconds"] == pytest.approx(total, abs=1e-5)

@@ -222,6 +222,7 @@ def test_compile_magic_exports_a_cell_and_runs_its_package_on_other_batches():
     c = ip.user_ns["aot"]
     assert c.export is not None and c.graphs[0].wrapper.language == "cpp"
     assert [bounds[0] for bounds in c.export.range_constraints.values()] == [2]  # Dim.AUTO on dim 0
+    assert sorted(c.export.user_inputs) == ["w", "x"]  # the cell's variables, by name
     torch.testing.assert_close(ip.user_ns["out"], (torch.relu(x @ w).sum(-1) * 2))
     other = torch.randn(5, 16)
     ip.user_ns["x"] = other

@@ -47,6 +47,12 @@ def test_overlapping_thread_spans_never_exceed_their_parent_and_ranks_diverge_by
     assert found and all(d.kind == "compile_phase" and "rank 2" in d.summary for d in found)
 
 
+def span(name, begin, end, **args):
+    """A torch timer's begin and end events (seconds), in frame 0/0."""
+    return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
+            {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
+
+
 def _kernel(kernel_id, node, fx_node, line):
     return SimpleNamespace(id=kernel_id, name=kernel_id, language="triton", post_grad_nodes=[node],
                            fx_nodes=[fx_node], user_lines=[("model.py", line)])
@@ -60,10 +66,6 @@ def test_autotuning_is_charged_to_the_kernel_of_its_nodes_and_config_benchmarks_
         kernels=[_kernel("triton_tem_fused_mm_0", "mm", "matmul", 3), _kernel("triton_poi_fused_relu_1", "relu", "relu", 4)],
         fx=SimpleNamespace(nodes=[SimpleNamespace(name="matmul", op="call_function", user_line=("model.py", 3), module="lin"),
                                   SimpleNamespace(name="relu", op="call_function", user_line=("model.py", 4), module="")]))
-
-    def span(name, begin, end, **args):
-        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
-                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
 
     events = (span("inductor_compile", 0, 6, is_backward=False)[:1] + span("Scheduler.__init__", 1, 5)[:1]
               + span("mm_template_precompiling", 1, 2) + span("mm_template_autotuning", 2, 4)
@@ -99,10 +101,6 @@ def test_an_autotuning_names_its_matmul_by_the_shapes_torch_logged():
 def test_a_cache_hit_says_how_much_compiling_it_saved():
     """torch's ``fx_graph_cache_hit`` instant (stamped at the compile's start) carries ``time_saved_ns``:
     the graph's ``inductor_compile`` phase keeps it, and the report adds up every hit's saving."""
-    def span(name, begin, end, **args):
-        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
-                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
-
     def hit(at, saved_s):
         return {"name": "fx_graph_cache_hit", "ph": "i", "ts": at * 1e6, "args": {"time_saved_ns": int(saved_s * 1e9)}}
 
@@ -127,10 +125,6 @@ def test_a_graphs_wait_for_its_kernel_builds_is_split_by_what_each_build_took():
         kernels=[_kernel("triton_poi_fused_add_0", "add", "add", 3), _kernel("triton_per_fused_sum_1", "sum", "sum", 4)],
         fx=SimpleNamespace(nodes=[SimpleNamespace(name="add", op="call_function", user_line=("model.py", 3), module=""),
                                   SimpleNamespace(name="sum", op="call_function", user_line=("model.py", 4), module="")]))
-
-    def span(name, begin, end, **args):
-        return [{"name": name, "ph": "B", "ts": begin * 1e6, "args": {"compile_id": "0/0", **args}},
-                {"name": name, "ph": "E", "ts": end * 1e6, "args": {"compile_id": "0/0", **args}}]
 
     builds = kernel_builds_event({"triton_poi_fused_add_0": {"compile_time_us": 300_000, "num_warps": 4},
                                   "triton_per_fused_sum_1": {"compile_time_us": 100_000},
