@@ -35,7 +35,9 @@ def test_kernel_time_is_attributed_to_kernels(blocks):
     assert all(ms > 0 for ms in p.kernel_ms.values()), p.kernel_ms
     assert all(calls == 1 for calls in p.kernel_calls.values())
     assert {c.graphs[0].kernel(ref.kernel).language for ref in p.kernels.values()} == {"cpp", "extern"}
-    assert p.attributed_ms >= 0.9 * p.total_ms, p
+    # every operator ran inside a kernel's range: only the wrapper's own Python is left unattributed (how
+    # long that takes depends on the machine's load, so it is not compared with the kernels' time)
+    assert set(p.unattributed) <= {"wrapper Python code"}, p.unattributed
     assert p.unattributed_ms == pytest.approx(p.total_ms - p.attributed_ms, rel=1e-6, abs=1e-9)
     assert p.wall_ms >= p.total_ms
     assert sum(p.fraction.values()) == pytest.approx(p.attributed_ms / p.total_ms)
