@@ -208,7 +208,7 @@ def test_a_torch_trace_with_a_warm_fx_graph_cache_says_what_the_hit_saved(tmp_pa
     report = rank.compile_time
     [compile_phase] = [p for p in report.root.walk() if p.args.get("cache_state") == "hit"]
     assert compile_phase.args["cache_state"] == "hit"
-    assert compile_phase.args["cache_time_saved_s"] > compile_phase.seconds  # a hit costs less than it saves
+    assert compile_phase.args["cache_time_saved_s"] > 0  # torch's time_saved_ns, carried over
     assert report.cache_time_saved_s == compile_phase.args["cache_time_saved_s"]
     text = io.StringIO()
     Console(file=text, width=160).print(report)
