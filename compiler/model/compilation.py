@@ -30,6 +30,10 @@ class LiveHandles:
     outputs: Any = None  # what the capture's call returned (None when it failed)
     # runs the compiled function again capturing recompiles: (compilation, inputs, kwargs) -> outputs
     rerun: Callable[[Compilation, tuple[Any, ...], dict[str, Any]], Any] | None = None
+    # an AOT compilation's package built again from the same exported program and settings, with more
+    # Inductor settings: (extra settings, package path) -> the package's path
+    build_package: Callable[[dict[str, Any], str], str] | None = None
+    derived: dict[str, Any] = field(default_factory=dict)  # what a run built from these handles, for the next run
 
     def __repr__(self) -> str:  # short: the handles hold tensors and modules
         inputs = len(self.example_inputs or ())

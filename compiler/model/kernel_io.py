@@ -38,6 +38,37 @@ def parameter_names(kernel: Any) -> list[str]:
     return list(kernel.meta.get("arguments") or [])
 
 
+def parameter_types(kernel: Any) -> list[str]:
+    """A C++ kernel's parameter types in call order (``float*``, ``const int64_t``), from its signature."""
+    match = _CPP_SIGNATURE.search(kernel.source)
+    if not match:
+        return []
+    return [" ".join(part.split()[:-1]) for part in match.group(1).split(",") if len(part.split()) > 1]
+
+
+def cpp_call_arguments(line: str) -> list[str]:
+    """What each argument of a C++ wrapper's kernel call names: the tensor (``buf1`` for
+    ``(float*)(buf1.data_ptr())``), or the value's text (``24L``, ``s77``)."""
+    inner = line.strip().rstrip(";").strip()
+    inner = inner[inner.index("(") + 1:inner.rindex(")")] if "(" in inner else ""
+    parts, depth, current = [], 0, ""
+    for char in inner:
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += char in "(<[{"
+        depth -= char in ")>]}"
+        current += char
+    if current.strip():
+        parts.append(current)
+    out = []
+    for part in parts:
+        tensor = re.search(r"\(\s*(\w+)\.data_ptr\(\)\s*\)", part)
+        out.append(tensor.group(1) if tensor else part.strip())
+    return out
+
+
 def _buffer_of(node: ast.AST) -> str:
     """``buf2`` for ``buf2`` and for ``reinterpret_tensor(buf2, ...)``; else the argument's source text."""
     if isinstance(node, ast.Name):
@@ -93,3 +124,12 @@ def extern_function(kernel: Any) -> str | None:
     """``mm`` for a kernel whose source is ``extern_kernels.mm(...)``; None for other extern calls."""
     match = re.search(r"\bextern_kernels\.(\w+)\(", kernel.source)
     return match.group(1) if match else None
+
+
+def defined_buffers(kernel: Any, graph: Any) -> dict[str, str | None]:
+    """The buffers ``kernel`` computes -> the post-grad node whose value each holds (None: a buffer of
+    Inductor's own), from the loop IR of the scheduler nodes it implements. A C++ wrapper cannot be read
+    as Python like the call lines above, so runs of a package find a kernel's outputs this way."""
+    mine = set(kernel.loop_ir)
+    return {buffer: ir.buffer_nodes.get(buffer) for ir in graph.loop_ir if ir.name in mine
+            for buffer in [*ir.buffers, *ir.buffer_nodes]}

@@ -39,6 +39,8 @@ def cpp_argtypes(kernel: Any, wrapper_source: str) -> list[str]:
     (``cpp_fused_add_0 = async_compile.cpp_pybinding(['float*', 'const int64_t'], ...)``)."""
     match = re.search(rf"^{re.escape(kernel.name)} = async_compile\.cpp_pybinding\((\[[^\]]*\])",
                       wrapper_source, re.MULTILINE)
+    if match is None and kernel_io.parameter_types(kernel):  # a C++ wrapper calls the kernel as declared
+        return kernel_io.parameter_types(kernel)
     if match is None:
         raise ValueError(f"the wrapper does not bind {kernel.name} with async_compile.cpp_pybinding "
                          "(a cpp_wrapper compile?): its argument types are unknown")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import types
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,9 +154,21 @@ def _capture(request: ExportRequest) -> Compilation:
     stage = ExportStage(**aot_compile.describe_program(program),
                         dynamic_shapes="" if dynamic_shapes is None else repr(dynamic_shapes), strict=request.strict,
                         package_path=str(path))
-    live = LiveHandles(loaded, module, args, kwargs, grad_enabled=False, outputs=outputs, rerun=_no_recompile)
+    live = LiveHandles(loaded, module, args, kwargs, grad_enabled=False, outputs=outputs, rerun=_no_recompile,
+                       build_package=_package_builder(program, recorder.settings, request.device))
     return build_compilation(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
                              dynamo=DynamoStage(), log_path=recorder.log_path, export=stage)
+
+
+def _package_builder(program: Any, settings: dict[str, Any], device: str) -> Any:
+    """Builds the package again from ``program`` with the capture's Inductor settings and ``extra`` ones
+    (a run that needs an instrumented copy of the package), without the capture's hooks."""
+
+    def build(extra: dict[str, Any], package_path: str) -> str:
+        with inductor_config.patched({**hooks.device_settings(device), **settings, **extra}):
+            return aot_compile.compile_and_package(program, package_path, {})
+
+    return build
 
 
 def _no_recompile(compilation: Compilation, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -172,12 +185,26 @@ class _Function(torch.nn.Module):
     def __init__(self, fn: Any) -> None:
         super().__init__()
         self.fn = fn
+        traced = _named_forward(fn)
 
         def forward(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **kwargs)
+            return traced(*args, **kwargs)
 
         forward.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
         self.forward = forward
+
+
+def _named_forward(fn: Any) -> Any:
+    """``fn`` running as a function named ``forward``: torch.export keeps only the frames of functions named
+    ``forward`` in a node's stack trace, so without this a plain function's own lines (and a
+    ``%%compile --export`` cell's) would be missing from every node and kernel. The copy shares the
+    function's code, globals, defaults and closure; only the frame's name differs."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    renamed = types.FunctionType(fn.__code__.replace(co_name="forward"), fn.__globals__, fn.__name__,
+                                 fn.__defaults__, fn.__closure__)
+    renamed.__kwdefaults__ = fn.__kwdefaults__
+    return renamed
 
 
 def _function_shapes(fn: Any, dynamic_shapes: Any) -> Any:

@@ -1,11 +1,12 @@
 """Whose code a source frame is: the user's, an installed library's, or the explorer's own entry.
 
 Dynamo records the Python stack that produced every FX node. For a model passed as a module the stack
-starts in the explorer's entry wrapper (``capture.py``), which calls the module: that frame is never
-shown. Frames in installed packages (torch, transformers, ...) are library frames. A node's line
-(``FxNode.user_line``) is its innermost frame of the most specific kind present: the user's own code
-first, then libraries other than torch, then torch itself, because a torch.nn frame such as
-``Conv2d.forward`` is the same line for every convolution of every model.
+starts in the explorer's entry wrapper (``capture.py``, or ``export_capture.py``'s module around an
+exported function), which calls the model: that frame is never shown. Frames in installed packages
+(torch, transformers, ...) are library frames. A node's line (``FxNode.user_line``) is its innermost
+frame of the most specific kind present: the user's own code first, then libraries other than torch,
+then torch itself, because a torch.nn frame such as ``Conv2d.forward`` is the same line for every
+convolution of every model.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import torch
 
 Frame = tuple[str, int, str]  # (file, line, function)
 
-ENTRY_FILE = str(Path(__file__).with_name("capture.py"))
+ENTRY_FILES = tuple(os.path.normcase(str(Path(__file__).with_name(name)))
+                    for name in ("capture.py", "export_capture.py"))
 USER, LIBRARY, TORCH = 0, 1, 2  # frame kinds, most specific first
 
 
 def is_entry(file: str) -> bool:
-    """The explorer's wrapper around a module call (the one explorer file a stack can hold)."""
-    return os.path.normcase(file) == os.path.normcase(ENTRY_FILE)
+    """The explorer's wrapper around a model call (the only explorer files a stack can hold)."""
+    return os.path.normcase(file) in ENTRY_FILES
 
 
 @lru_cache(maxsize=1)
@@ -83,7 +85,10 @@ def stack_lines(frames: list[Frame]) -> list[tuple[str, int]]:
 
 
 def strip_entry(stack_trace: str) -> str:
-    """A formatted stack trace without the explorer's entry frame (each frame starts with '  File')."""
+    """A formatted stack trace without the explorer's entry frame (each frame starts with '  File'; torch.export
+    strips the first one's indent)."""
+    if stack_trace.startswith('File "'):
+        stack_trace = "  " + stack_trace
     blocks: list[str] = []
     for chunk in stack_trace.split('  File "')[1:]:
         if not is_entry(chunk.split('"', 1)[0]):

@@ -52,6 +52,7 @@ from ..model import progress, slots
 from ..model.counters import CountersReport, KernelCounters, combine, roll_up
 from ..model.errors import CountersUnavailable
 from . import ncu_report
+from .child_env import worker_env
 from .counters_job import RANGE_PREFIX, plan
 
 NCU_ENV = "INDUCTOR_EXPLORER_NCU"  # the ncu executable to use, when it is not on PATH
@@ -80,11 +81,6 @@ def find_ncu() -> str:
         f"Install Nsight Compute, or set {NCU_ENV}=/path/to/ncu. Kernel times without counters: c.profile().")
 
 
-def _worker_env() -> dict[str, str]:
-    package_root = str(Path(__file__).resolve().parents[2])
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
-
-
 def _unavailable_from(output: str, code: int) -> CountersUnavailable:
     if _PERMISSION in output:
         return CountersUnavailable(
@@ -103,7 +99,7 @@ def _profile(ncu: str, job: list[dict[str, Any]], tmp: Path, task: Any,
     result_path = tmp / "result.json"
     command = [ncu, *NCU_OPTIONS, "-f", "-o", str(tmp / "counters"), sys.executable, "-m",
                "compiler.runs.counters_worker", str(tmp / "job.json"), str(result_path)]
-    process = subprocess.Popen(command, env=_worker_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    process = subprocess.Popen(command, env=worker_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True)
     output: list[str] = []
     timed_out = threading.Event()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import slots
+from .child_env import worker_env
 
 
 class KernelEditError(RuntimeError):
@@ -55,15 +55,13 @@ def edit_kernel(kernel: Any, new_source: str, *, bench: bool = True, timeout_s: 
         raise KernelEditError(f"only Triton kernels can be edited; {kernel.id} is {kernel.language}")
     if not isinstance(new_source, str) or not new_source.strip():
         raise KernelEditError("new_source must be the edited kernel's full source text (start from k.source)")
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
     with tempfile.TemporaryDirectory(prefix="kernel-edit-") as tmp:
         job, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job.write_text(json.dumps({"original": kernel.source, "edited": new_source, "name": kernel.name,
                                    "bench": bench}))
         try:
             done = subprocess.run([sys.executable, "-m", "compiler.runs.worker", str(job), str(result_path)],
-                                  env=env, capture_output=True, text=True, timeout=timeout_s)
+                                  env=worker_env(), capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return EditResult(kernel.id, False, "worker", f"no result within {timeout_s:.0f} s")
         if not result_path.exists():

@@ -28,7 +28,7 @@ from .._torch import kernel_calls, runtime
 from ..model import kernel_io, slots
 from ..model.keys import kernel_keys
 from ..model.numerics import BufferCheck, KernelNumerics, NumericsReport
-from . import reference, replay, substitution
+from . import package_numerics, reference, replay, substitution
 
 REFERENCES = ("eager", "float64")
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
@@ -191,6 +191,21 @@ def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, l
     return observer, edited
 
 
+def _observe(c: Any, edits: Mapping[Any, str] | None) -> tuple[list[_GraphCall], dict[tuple[str, str], list[Any]],
+                                                                list[str], list[str]]:
+    """Each graph call's inputs and the buffers each kernel call wrote; the wrapper's call sites of each
+    kernel; the kernels edited; notes. An AOTInductor package is observed through a copy that saves its
+    kernels' tensors (compiler/runs/package_numerics.py), a Python wrapper by watching its calls."""
+    if c.export is None:
+        observer, edited = _run_observed(c, edits)
+        return observer.order, observer.calls, edited, []
+    if edits:
+        raise ValueError("check_numerics(edits=...) replaces kernels in the Python wrapper; a package's kernels are "
+                         "compiled into its library. Try the edits on explorer.compile(model, *inputs) of the same model")
+    observed = package_numerics.observe(c)
+    return [_GraphCall(c.graphs[0].id, observed.inputs, writes=observed.writes)], {}, [], observed.notes
+
+
 # ------------------------------------------------------------------------------------------ the report
 
 
@@ -220,25 +235,26 @@ def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[s
 @slots.check_numerics.fill
 def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol: float | None = None,
           edits: Mapping[Any, str] | None = None) -> NumericsReport:
-    replay.check_python_wrapper(c, "check_numerics()")
+    if c.export is None:
+        replay.check_python_wrapper(c, "check_numerics()")
     if reference_kind not in REFERENCES:
         raise ValueError(f"check_numerics(reference={reference_kind!r}): use one of {REFERENCES}")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
             raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
     replay.check_runnable(c, "check_numerics()")
-    observer, edited = _run_observed(c, edits)
+    order, call_sites, edited, notes = _observe(c, edits)
+    graphs = {g.id: g for g in c.graphs}
     keys = kernel_keys(c)
     rows: dict[str, KernelNumerics] = {}
-    notes: list[str] = []
     random_of = {g.id: reference.random_nodes(g.post_grad.module) for g in c.graphs if g.post_grad.module is not None}
     buffer_nodes = {g.id: {**reference.input_updates(g.post_grad.module),
                            **{b: n for ir in g.loop_ir for b, n in ir.buffer_nodes.items()}}
                     for g in c.graphs if g.post_grad.module is not None}
     inputs_of = {g.id: {n.name for n in g.post_grad.nodes if n.op == "placeholder"} for g in c.graphs}
     ran: dict[str, set[str]] = defaultdict(set)  # graph -> the nodes that ran in its eager reference
-    for record in observer.order:
-        graph = observer.graphs[record.graph]
+    for record in order:
+        graph = graphs[record.graph]
         eager, exact, note = _references(graph, record.inputs, want_exact=True)
         if note:
             notes.append(note)
@@ -246,7 +262,7 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
         missing = eager is None or (reference_kind == "float64" and not exact)
         for kernel_id, index, written in record.writes:
             kernel = graph.kernel(kernel_id)
-            iteration = index // max(1, len(observer.calls[(graph.id, kernel_id)]))  # of a loop its call sites are in
+            iteration = index // max(1, len(call_sites.get((graph.id, kernel_id), ())))  # of a loop its call sites are in
             key = keys[(graph.id, kernel_id)]
             row = rows.setdefault(key, KernelNumerics(key, graph.id, kernel_id, kernel.language, 0))
             row.calls = max(row.calls, index + 1)

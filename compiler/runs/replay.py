@@ -57,12 +57,15 @@ def check_python_wrapper(c: Any, what: str) -> None:
     package, a ``cpp_wrapper`` compile) calls its kernels inside a compiled library."""
     if not any(g.wrapper.language == "cpp" for g in c.graphs):
         return
+    package = c.export is not None
     same = ("explorer.compile(model, *inputs) of the same model (explorer.diff(jit, aot) pairs its kernels with "
-            "these by FX node)" if c.export is not None else "the same compile without cpp_wrapper")
+            "these by FX node)" if package else "the same compile without cpp_wrapper")
+    works = "c.run() (outputs against eager), c.profile() (time per kernel and per line)"
+    if package:
+        works += ", c.check_numerics() (each kernel against eager)"
     raise NotRunnableError(
         f"{what} watches every kernel call in the Python wrapper, and {c.function} has a C++ wrapper that calls its "
-        f"kernels inside a compiled library. What works here: c.run() (outputs of the {'package' if c.export is not None else 'program'} "
-        f"against eager), c.profile() (time per kernel and per line). For {what} use {same}.")
+        f"kernels inside a compiled library. What works here: {works}. For {what} use {same}.")
 
 
 def grad_roots(outputs: Any) -> list[torch.Tensor]:

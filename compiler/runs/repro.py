@@ -14,6 +14,9 @@ tensors of the same layouts (``repro_script.make_args``, which the writer runs t
 saves are the original kernel's on those very tensors). A loaded trace has no tensors: the layouts
 come from the trace (compiler/model/launch_args.py) and there are no outputs to check.
 
+A C++ kernel of an AOTInductor package takes its launch from the package's copy that saves every
+kernel's tensors (compiler/runs/package_repro.py).
+
 The script is assembled from real functions, copied as source: the shared body
 (compiler/runs/repro_script.py) and the loader of the kernel's language (compiler/_torch/kernel_launch.py).
 """
@@ -32,7 +35,7 @@ import torch
 
 from .._torch import kernel_calls, kernel_launch, runtime
 from ..model import kernel_io, launch_args, slots
-from . import numerics, replay, repro_script
+from . import numerics, package_repro, replay, repro_script
 
 SEED = 0
 LARGE_BYTES = 256 * 2**20
@@ -64,7 +67,9 @@ def write(kernel: Any, path: Path, *, inputs: str = "captured", source: str | No
     notes: list[str] = []
     config = dict(kernel.meta)
     why_not = _not_live(kernel)
-    if why_not is None:
+    if why_not is None and kernel.graph.compilation.export is not None:
+        specs, tensors, names = _package_launch(kernel, inputs)
+    elif why_not is None:
         specs, tensors, live_config = _run_once(kernel, list(names), inputs)
         config.update(live_config)
     else:
@@ -76,7 +81,10 @@ def write(kernel: Any, path: Path, *, inputs: str = "captured", source: str | No
         notes.append(f"{why_not}: the inputs are random and no outputs were saved, so the script only runs "
                      "the kernel (it prints 'no saved outputs: ran only')")
         warnings.warn(f"k.repro({kernel.id}): {notes[-1]}", stacklevel=4)
-    text = _script(kernel, source=kernel.source if source is None else source, edited=source is not None,
+    script_source = kernel.source if source is None else source
+    if kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
+        script_source = package_repro.bindable(script_source, kernel.name)
+    text = _script(kernel, source=script_source, edited=source is not None,
                    specs=specs, names=names, inputs=inputs, config=_pinned(config),
                    tensors=tensors_path.name if tensors is not None else None, notes=notes)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +108,7 @@ def _not_live(kernel: Any) -> str | None:
         return f"{kernel.id} comes from a loaded trace, with no live compilation to run"
     if c.live.example_inputs is None:
         return f"the example inputs of {kernel.id}'s compilation were released"
-    if kernel.graph.compiled_fn is None:
+    if kernel.graph.compiled_fn is None and c.export is None:  # a package's kernels run inside it (below)
         return f"{kernel.id}'s graph {kernel.graph.id} has no live compiled function"
     return None
 
@@ -170,6 +178,19 @@ def _run_once(kernel: Any, written: list[int], inputs: str) -> tuple[list[Any], 
     launch(original, drawn)
     replay.synchronize(c.device)
     return specs, {"outputs": {p: drawn[p] for p in seen["outputs"]}}, config
+
+
+def _package_launch(kernel: Any, inputs: str) -> tuple[list[Any], dict[str, Any], dict[int, str]]:
+    """A package kernel's first launch, from the package's saving copy (compiler/runs/package_repro.py):
+    (argument specs, the tensors the script reads, written position -> parameter)."""
+    values, outputs, names = package_repro.first_launch(kernel)
+    specs = [_spec(v) for v in values]
+    if inputs == "captured":
+        return specs, {"inputs": [snapshot(v) for v in values], "outputs": outputs}, names
+    drawn = repro_script.make_args(specs, SEED)
+    loaded = kernel_launch.load_cpp(package_repro.bindable(kernel.source, kernel.name), launch_args.cpp_argtypes(kernel, ""))
+    kernel_launch.launch_cpp(loaded, drawn)
+    return specs, {"outputs": {p: drawn[p] for p in outputs}}, names
 
 
 def _pinned(meta: dict[str, Any]) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ whole module: a static MLP and a model with a dynamic batch dim. Everything else
 from __future__ import annotations
 
 import inspect
+import os
 
 import pytest
 import torch
@@ -14,7 +15,9 @@ from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
 import explorer
+from compiler.runs import package_numerics
 from compiler.runs.replay import NotRunnableError
+from tests import isolated, workloads
 
 
 class MLP(torch.nn.Module):
@@ -135,10 +138,86 @@ def test_profile_puts_the_package_kernels_on_the_test_lines(mlp):
     assert p.attributed_ms <= p.total_ms
 
 
+def test_check_numerics_compares_every_package_kernel_and_keeps_its_saving_copy(mlp):
+    c, _, _ = mlp
+    report = c.check_numerics()
+    g = c.graphs[0]
+    assert list(report.kernels) == [k.id for k in g.kernels]  # the package's launch order
+    assert report.ok and report.first_divergent is None and not report.notes
+    compared = {(kid, b.buffer, b.node) for kid, row in report.kernels.items() for b in row.buffers if b.compared}
+    assert {("aoti_torch_cpu_addmm_out:1", "buf0", "addmm"), ("aoti_torch_cpu_addmm_out:3", "buf3", "addmm_1")} <= compared
+    assert {kid for kid, _, _ in compared} == {k.id for k in g.kernels}
+    (saving,) = c.live.derived.values()
+    built = os.stat(saving).st_mtime_ns
+    assert c.check_numerics(reference="float64").ok
+    assert c.live.derived == {next(iter(c.live.derived)): saving} and os.stat(saving).st_mtime_ns == built  # built once
+    with pytest.raises(ValueError, match="a package's kernels are compiled into its library"):
+        c.check_numerics(edits={g.kernels[1]: g.kernels[1].source})
+
+
+def test_check_numerics_on_a_package_finds_the_drift_the_jit_compile_finds():
+    """bf16_cancellation's fused kernel keeps float32 intermediates where eager rounds to bfloat16 (the
+    1 in (big + 1) - big survives): the package's kernel must diverge exactly as the JIT compile's."""
+    torch.manual_seed(0)
+    args = (torch.randn(32, 16), torch.randn(16, 64))
+    aot = explorer.export(workloads.bf16_cancellation, args)
+    jit = explorer.compile(workloads.bf16_cancellation, *args)
+    report, expected = aot.check_numerics(), jit.check_numerics()
+    mm = next(k for k in aot.graphs[0].kernels if k.language == "extern")
+    fused = next(k for k in aot.graphs[0].kernels if k.language == "cpp")
+    assert report.kernels[mm.id].ok is True and report.first_divergent == fused.id == expected.first_divergent
+    row, same = report.kernels[fused.id], expected.kernels[expected.first_divergent]
+    assert row.ok is False and (row.max_abs, row.mismatched) == (same.max_abs, same.mismatched)
+    assert row.compiled_vs_float64 < row.eager_vs_float64
+    line = inspect.getsourcelines(workloads.bf16_cancellation)[1] + 5  # return (big + 1) - big
+    assert [workloads.__file__, line] in report.first_divergent_nodes["user_lines"]  # the function's own line
+
+
+def test_a_package_that_fails_in_its_child_process_leaves_the_notebook_intact(mlp, tmp_path):
+    c, model, x = mlp
+    (key,) = c.live.derived
+    kept = c.live.derived[key]
+    broken = tmp_path / "broken.pt2"
+    broken.write_bytes(b"not a package")
+    c.live.derived[key] = str(broken)
+    try:
+        with pytest.raises(package_numerics.PackageRunError, match=r"failed \(exit code \d+\) in its child process "
+                           r"\(this process is unaffected\); no kernel had been launched"):
+            c.check_numerics()
+    finally:
+        c.live.derived[key] = kept
+    with torch.no_grad():
+        torch.testing.assert_close(c.run(), model(x))
+
+
+def test_repro_of_a_package_kernel_takes_its_launch_from_the_package(dynamic, tmp_path):
+    """The fused kernel reads the input, the LayerNorm's weights (package constants, never saved) and the
+    batch size (a symbol the wrapper reads from the input's shape): all three reach the script."""
+    d, model, x = dynamic
+    (kernel,) = [k for k in d.graphs[0].kernels if k.language == "cpp"]
+    script = kernel.repro(tmp_path / "fused.py")
+    saved = torch.load(tmp_path / "fused.pt", weights_only=True)
+    values = saved["inputs"]
+    assert any(isinstance(v, torch.Tensor) and torch.equal(v, x) for v in values)
+    assert any(isinstance(v, torch.Tensor) and torch.equal(v, model.norm.weight.detach()) for v in values)
+    assert values[-1] == x.shape[0] and saved["outputs"]  # the batch, as the package passed it
+    done = isolated.run(script)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "outputs match the saved ones" in done.stdout
+    edited = kernel.source.replace("static_cast<float>(3.0)", "static_cast<float>(3.5)")
+    assert edited != kernel.source
+    done = isolated.run(kernel.repro(tmp_path / "edited.py", source=edited))
+    assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr[-3000:]
+    random = isolated.run(kernel.repro(tmp_path / "random.py", inputs="random"))
+    assert random.returncode == 0, random.stdout + random.stderr[-3000:]
+
+
 def test_per_kernel_runs_say_what_works_instead(mlp):
     c, _, _ = mlp
-    with pytest.raises(NotRunnableError, match=r"explorer.compile\(model, \*inputs\).*explorer.diff"):
-        c.check_numerics()
+    kernel = c.graphs[0].kernels[1]
+    with pytest.raises(NotRunnableError, match=r"c.check_numerics\(\).*explorer.compile\(model, \*inputs\).*explorer.diff"):
+        with c.with_edits({kernel: kernel.source}):
+            pass
     with pytest.raises(RuntimeError, match="never recompiles"):
         c.recompile(torch.randn(4, 16))
 
@@ -223,6 +302,8 @@ def test_compile_magic_exports_a_cell_and_runs_its_package_on_other_batches():
     assert c.export is not None and c.graphs[0].wrapper.language == "cpp"
     assert [bounds[0] for bounds in c.export.range_constraints.values()] == [2]  # Dim.AUTO on dim 0
     assert sorted(c.export.user_inputs) == ["w", "x"]  # the cell's variables, by name
+    linked = {line for k in c.graphs[0].kernels for _, line in k.user_lines}
+    assert linked == {1, 2}, [k.user_lines for k in c.graphs[0].kernels]  # the cell's own two lines
     torch.testing.assert_close(ip.user_ns["out"], (torch.relu(x @ w).sum(-1) * 2))
     other = torch.randn(5, 16)
     ip.user_ns["x"] = other

@@ -10,7 +10,6 @@ import torch
 import transformers
 
 import explorer
-from compiler.runs.replay import NotRunnableError
 
 pytestmark = pytest.mark.gpu
 
@@ -87,10 +86,20 @@ def test_gpt2_profile_attributes_the_package_kernels(gpt2):
     assert p.line_ms  # time reached the model's lines
 
 
-def test_gpt2_numerics_on_the_package_say_what_works(gpt2):
+def test_gpt2_numerics_on_the_package_compare_every_triton_kernel(gpt2):
     c, _, _, _ = gpt2
-    with pytest.raises(NotRunnableError, match="explorer.compile"):
-        c.check_numerics()
+    report = c.check_numerics()
+    triton = {k.id for k in c.graphs[0].kernels if k.language in ("triton", "template")}
+    compared = {kid for kid, row in report.kernels.items() if any(b.compared for b in row.buffers)}
+    assert triton <= compared, sorted(triton - compared)
+    assert set(report.kernels) == {k.id for k in c.graphs[0].kernels}
+
+
+def test_gpt2_package_triton_repro_points_to_the_jit_compile(gpt2, tmp_path):
+    c, _, _, _ = gpt2
+    kernel = next(k for k in c.graphs[0].kernels if k.language == "triton")
+    with pytest.raises(ValueError, match=r"explorer.compile\(model, \*inputs\).*k.repro there"):
+        kernel.repro(tmp_path / "k.py")
 
 
 def test_gpt2_torch_trace_of_the_aot_compile_loads(gpt2):

@@ -33,7 +33,8 @@ def test_a_loaded_trace_has_no_live_handles_and_says_so(loaded):
 def test_the_handles_are_one_field_apart_from_the_saved_data():
     saved = {f.name for f in dataclasses.fields(Compilation)} - {"live"}
     handles = {f.name for f in dataclasses.fields(LiveHandles)}
-    assert handles == {"compiled", "target", "example_inputs", "call_kwargs", "grad_enabled", "outputs", "rerun"}
+    assert handles == {"compiled", "target", "example_inputs", "call_kwargs", "grad_enabled", "outputs", "rerun",
+                       "build_package", "derived"}
     assert not saved & handles
 
 
