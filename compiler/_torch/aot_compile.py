@@ -45,6 +45,16 @@ def load_package(path: str) -> Any:
     return torch._inductor.aoti_load_package(path)
 
 
+def compiler_name() -> str:
+    """The C++ compiler AOTInductor builds with under the current config (``cpp.cxx``, from CXX)."""
+    from torch._inductor import cpp_builder
+
+    try:
+        return cpp_builder.get_cpp_compiler()
+    except Exception:  # none found: compiler_missing() says so before any build
+        return "unknown"
+
+
 def compiler_missing() -> str | None:
     """Why AOTInductor cannot build a package here (no C++ compiler on PATH), or None."""
     from torch._inductor import cpp_builder

@@ -174,7 +174,8 @@ def _split_key(key: str) -> str:
 def _wrapper_index(record: InnerRecord) -> tuple[dict[str, Any], dict[str, tuple[int, str]]]:
     """The kernels the wrapper defines or calls, and the wrapper line each provenance key annotates."""
     if record.wrapper_language == "cpp":
-        python_kernels = wrapper_code.kernel_definitions(record.python_pass) if record.python_pass else {}
+        python_pass = record.python_pass or cpp_wrapper_code.commented_python_kernels(record.wrapper)
+        python_kernels = wrapper_code.kernel_definitions(python_pass) if python_pass else {}
         return (cpp_wrapper_code.kernel_definitions(record.wrapper, record.kernel_code, python_kernels),
                 cpp_wrapper_code.handle_call_lines(record.wrapper))
     return wrapper_code.kernel_definitions(record.wrapper), wrapper_code.handle_call_lines(record.wrapper)

@@ -5,7 +5,8 @@ The C++ wrapper calls each generated kernel by name (``cpp_fused_relu_0(...)``; 
 comment as the Python wrapper (``// [Provenance debug handles] cpp_fused_relu_0:2``). C++ kernels are
 ``extern "C"`` functions, defined in the wrapper itself (JIT ``cpp_wrapper``) or in the separate kernel
 file of an AOT package; Triton kernels keep their Python source in the first, Python pass of AOT
-codegen, or, in a JIT ``cpp_wrapper`` module on a GPU, in its compile-time auto-tuning block. A JIT
+codegen, in a comment of the C++ function that launches them (an AOT package on a GPU), or, in a JIT
+``cpp_wrapper`` module on a GPU, in its compile-time auto-tuning block. A JIT
 ``cpp_wrapper`` module is Python that holds the C++ source as one string (``cpp_wrapper_src``): that
 string is the wrapper stage.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 from .wrapper_code import KernelDefinition, mentions
 
@@ -21,6 +23,8 @@ _HANDLE_COMMENT = re.compile(r"//\s*\[Provenance debug handles\]\s*(?P<key>\S+)"
 _EXTERN_C = re.compile(r'^extern\s+"C"[^(;{\n]*?\b(?P<name>[A-Za-z_]\w*)\s*\(', re.MULTILINE)
 _SOURCE_NAME = "cpp_wrapper_src"
 _AUTOTUNE_BLOCK = "Compile-time auto-tuning block:"
+_COMMENT_BLOCK = re.compile(r"/\*(.*?)\*/", re.DOTALL)
+_ASYNC_COMPILE = re.compile(r"async_compile\.\w+\(\s*'(?P<name>\w+)'")
 
 
 def cpp_source(python_wrapper: str) -> str | None:
@@ -49,6 +53,20 @@ def python_kernels_source(python_wrapper: str) -> str:
         return python_wrapper
     block = (ast.get_docstring(tree, clean=False) or "").lstrip()
     return block[len(_AUTOTUNE_BLOCK):] if block.startswith(_AUTOTUNE_BLOCK) else python_wrapper
+
+
+def commented_python_kernels(wrapper: str) -> str:
+    """Python assigning each Triton kernel whose definition an AOT C++ wrapper keeps in a comment: on a GPU,
+    AOTInductor writes ``async_compile.triton('name', '''<source>''')`` into a ``/* ... */`` block of the
+    ``call_<name>`` function that launches the kernel, indented with the function's body. The result
+    reads like a Python wrapper (``name = async_compile.triton(...)``); empty when there is none."""
+    definitions = []
+    for block in _COMMENT_BLOCK.findall(wrapper):
+        text = textwrap.dedent(block).strip()
+        named = _ASYNC_COMPILE.match(text)
+        if named:
+            definitions.append(f"{named.group('name')} = {text}")
+    return "\n\n".join(definitions)
 
 
 def kernel_definitions(wrapper: str, kernel_code: str = "",
@@ -123,9 +141,13 @@ def _body_end(code: str, position: int) -> int | None:
 
 
 def _place(wrapper: str, found: dict[str, KernelDefinition]) -> None:
-    """Fill ``lines`` (where the wrapper declares or defines each kernel) and ``calls``."""
+    """Fill ``lines`` (where the wrapper declares or defines each kernel) and ``calls``. Comments are not
+    calls: neither ``//`` lines nor the ``/* ... */`` blocks that hold Triton kernels' Python."""
+    commented = {lineno for match in _COMMENT_BLOCK.finditer(wrapper)
+                 for lineno in range(wrapper.count("\n", 0, match.start()) + 1,
+                                     wrapper.count("\n", 0, match.end()) + 2)}
     for lineno, line, name in mentions(wrapper, found, r"\b(?:call_)?", r"\s*\("):
-        if line.lstrip().startswith("//"):
+        if line.lstrip().startswith("//") or lineno in commented:
             continue
         definition = found[name]
         if line.lstrip().startswith("extern") or re.match(r"\s*(static\s+)?(inline\s+)?void\s", line):

@@ -26,7 +26,7 @@ from ..model.compilation import Compilation, LiveHandles
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError, ExportError
 from ..model.export import ExportStage
-from . import compile_errors, export_errors, toggles
+from . import compile_errors, export_errors, package_check, toggles
 from .capture import _Recorder
 from .capture_request import CaptureRequest, build_compilation
 from .specs import user_sources
@@ -137,10 +137,17 @@ def _capture(request: ExportRequest) -> Compilation:
             path = aot_compile.compile_and_package(program, package_path, {})
         recorder.active = False
         progress.step("load", detail="aoti_load_package")
+        with inductor_config.patched(request.settings):
+            refused = package_check.refusal(path, aot_compile.compiler_name())
+        if refused:
+            raise CompileError("aot", refused, None)
         loaded = aot_compile.load_package(path)
         progress.step("run", detail="the package on the example inputs")
         with torch.no_grad():
             outputs = loaded(*args, **kwargs)
+    except CompileError:
+        recorder.active = False
+        raise
     except Exception as error:
         recorder.active = False
         stage = recorder.stage if recorder.inner else "aot"

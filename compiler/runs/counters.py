@@ -52,7 +52,7 @@ from ..model import progress, slots
 from ..model.counters import CountersReport, KernelCounters, combine, roll_up
 from ..model.errors import CountersUnavailable
 from . import ncu_report
-from .child_env import worker_env
+from ..model.child_env import worker_env
 from .counters_job import RANGE_PREFIX, plan
 
 NCU_ENV = "INDUCTOR_EXPLORER_NCU"  # the ncu executable to use, when it is not on PATH

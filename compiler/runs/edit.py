@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import slots
-from .child_env import worker_env
+from ..model.child_env import worker_env
 
 
 class KernelEditError(RuntimeError):

@@ -31,7 +31,7 @@ import torch
 from .._torch import aot_saves
 from ..model import kernel_io, progress
 from . import reference
-from .child_env import worker_env
+from ..model.child_env import worker_env
 from .replay import NotRunnableError, flat_tensors
 
 _SAVING_PACKAGE = "package saving every kernel's tensors"

@@ -3,7 +3,8 @@
 A package built to save every kernel's tensors (compiler/_torch/aot_saves.py) writes them under the
 working directory and prints each save; running it here keeps the notebook's working directory as it
 was, and a package that faults (an illegal memory access, a crash in a kernel) ends this process, not
-the notebook. The job is a ``torch.save`` file of ``{"package", "args", "kwargs"}``.
+the notebook. The job is a ``torch.save`` file of ``{"package", "args", "kwargs"}``; with ``args`` None
+the package is only loaded (compiler/pipeline/package_check.py asks whether it can be).
 
     python -m compiler.runs.package_worker JOB.pt FOLDER
 """
@@ -21,6 +22,8 @@ def main(job_path: str, folder: str) -> None:
 
     job = torch.load(job_path, weights_only=False)
     loaded = aot_compile.load_package(job["package"])
+    if job["args"] is None:  # asked only whether the package loads
+        return
     os.chdir(folder)
     with torch.no_grad():
         loaded(*job["args"], **job["kwargs"])

@@ -15,6 +15,7 @@ from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
 import explorer
+from compiler.pipeline import package_check
 from compiler.runs import package_numerics
 from compiler.runs.replay import NotRunnableError
 from tests import isolated, workloads
@@ -210,6 +211,22 @@ def test_repro_of_a_package_kernel_takes_its_launch_from_the_package(dynamic, tm
     assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr[-3000:]
     random = isolated.run(kernel.repro(tmp_path / "random.py", inputs="random"))
     assert random.returncode == 0, random.stdout + random.stderr[-3000:]
+
+
+def test_a_package_carrying_its_own_cpp_runtime_is_loaded_in_a_child_first(mlp, tmp_path, monkeypatch):
+    """A library with libstdc++ linked in statically can crash torch's loader (signal 11 in std::regex):
+    such a package is loaded in a child process before this one loads it, and refused if the child dies."""
+    c, _, _ = mlp
+    monkeypatch.setattr(package_check, "own_cpp_runtime", lambda path: ["model/data/aotinductor/model/x.wrapper.so"])
+    assert package_check.refusal(c.export.package_path, "g++") is None  # a real child loaded the real package
+    broken = tmp_path / "broken.pt2"
+    broken.write_bytes(b"not a package")
+    assert package_check.refusal(str(broken), "g++").startswith("loading the package failed (exit code")
+    monkeypatch.setattr(package_check, "loads_in_a_child", lambda path: "died with signal 11")
+    with pytest.raises(explorer.CompileError, match=r"died with signal 11 in a child process \(this process is "
+                       r"unaffected\).*x.wrapper.so carries its own copy of the C\+\+ runtime.*CXX") as caught:
+        explorer.export(MLP().eval(), (torch.randn(2, 16),), package_path=tmp_path / "refused.pt2")
+    assert caught.value.stage == "aot"
 
 
 def test_per_kernel_runs_say_what_works_instead(mlp):

@@ -35,3 +35,25 @@ def test_a_module_without_an_autotuning_block_is_its_own_kernel_source():
     plain = "async_compile = None\nk = async_compile.triton('k', '''\\n@triton.jit\\ndef k(): pass\\n''')\n"
     assert cpp_wrapper_code.python_kernels_source(plain) == plain
     assert cpp_wrapper_code.python_kernels_source("def broken(:") == "def broken(:"
+
+
+AOT_WRAPPER = (FIXTURES / "aot_cuda_wrapper.cpp.txt").read_text()
+AOT_KERNEL = "triton_per_fused_addmm_gelu_native_layer_norm_0"
+
+
+def test_the_triton_kernel_of_a_gpu_package_comes_from_the_comment_of_its_launcher():
+    """tests/fixtures/aot_cuda_wrapper.cpp.txt: the C++ wrapper of an AOTInductor package of the same
+    model, recorded on an H100 (torch 2.11), where AOT codegen's Python pass never reached the output-code
+    hook. Each Triton kernel's Python is a ``/* ... */`` block inside ``call_<kernel>``."""
+    python = wrapper_code.kernel_definitions(cpp_wrapper_code.commented_python_kernels(AOT_WRAPPER))
+    assert set(python) == {AOT_KERNEL} and python[AOT_KERNEL].language == "triton"
+    source = python[AOT_KERNEL].source
+    assert source.startswith("import triton") and f"def {AOT_KERNEL}(in_out_ptr0" in source
+    assert "\n    def " not in source  # the block's indent is gone: the source is the module's again
+    found = cpp_wrapper_code.kernel_definitions(AOT_WRAPPER, "", python)
+    assert set(found) == {AOT_KERNEL}
+    kernel, lines = found[AOT_KERNEL], AOT_WRAPPER.splitlines()
+    (start, _), (call,) = kernel.lines, kernel.calls  # the def inside the comment is not a call
+    assert lines[start - 1].lstrip().startswith(f"static inline void call_{AOT_KERNEL}(")
+    assert lines[call - 1].strip().startswith(f"call_{AOT_KERNEL}(buf4,")
+    assert cpp_wrapper_code.commented_python_kernels("/* a plain comment */ int x;") == ""
