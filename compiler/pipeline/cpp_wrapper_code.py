@@ -143,9 +143,13 @@ def _body_end(code: str, position: int) -> int | None:
 def _place(wrapper: str, found: dict[str, KernelDefinition]) -> None:
     """Fill ``lines`` (where the wrapper declares or defines each kernel) and ``calls``. Comments are not
     calls: neither ``//`` lines nor the ``/* ... */`` blocks that hold Triton kernels' Python."""
-    commented = {lineno for match in _COMMENT_BLOCK.finditer(wrapper)
-                 for lineno in range(wrapper.count("\n", 0, match.start()) + 1,
-                                     wrapper.count("\n", 0, match.end()) + 2)}
+    commented: set[int] = set()
+    line, position = 1, 0  # newlines counted once, block after block
+    for match in _COMMENT_BLOCK.finditer(wrapper):
+        line += wrapper.count("\n", position, match.start())
+        last = line + wrapper.count("\n", match.start(), match.end())
+        commented.update(range(line, last + 1))
+        line, position = last, match.end()
     for lineno, line, name in mentions(wrapper, found, r"\b(?:call_)?", r"\s*\("):
         if line.lstrip().startswith("//") or lineno in commented:
             continue
