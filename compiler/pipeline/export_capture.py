@@ -137,8 +137,7 @@ def _capture(request: ExportRequest) -> Compilation:
             path = aot_compile.compile_and_package(program, package_path, {})
         recorder.active = False
         progress.step("load", detail="aoti_load_package")
-        with inductor_config.patched(request.settings):
-            refused = package_check.refusal(path, aot_compile.compiler_name())
+        refused = package_check.refusal(path, lambda: _compiler_name(request.settings))
         if refused:
             raise CompileError("aot", refused, None)
         loaded = aot_compile.load_package(path)
@@ -165,6 +164,11 @@ def _capture(request: ExportRequest) -> Compilation:
                        build_package=_package_builder(program, recorder.settings, request.device))
     return build_compilation(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
                              dynamo=DynamoStage(), log_path=recorder.log_path, export=stage)
+
+
+def _compiler_name(settings: dict[str, Any]) -> str:
+    with inductor_config.patched(settings):  # cpp.cxx may name the compiler
+        return aot_compile.compiler_name()
 
 
 def _package_builder(program: Any, settings: dict[str, Any], device: str) -> Any:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 import torch
 
@@ -86,9 +86,10 @@ def loads_in_a_child(package_path: str, timeout_s: float = 600.0) -> str | None:
     return f"failed (exit code {done.returncode}): {tail}"
 
 
-def refusal(package_path: str, compiler: str) -> str | None:
+def refusal(package_path: str, compiler: Callable[[], str]) -> str | None:
     """Why this process must not load the package (None: it may). Only a package whose libraries carry
-    their own C++ runtime is tried in a child first."""
+    their own C++ runtime is tried in a child first; ``compiler()`` names the C++ compiler for the message
+    (asked only then: finding it runs the compiler)."""
     carrying = own_cpp_runtime(package_path)
     if not carrying:
         return None
@@ -97,6 +98,6 @@ def refusal(package_path: str, compiler: str) -> str | None:
         return None
     return (f"loading the package {outcome} in a child process (this process is unaffected). Its library "
             f"{os.path.basename(carrying[0])} carries its own copy of the C++ runtime (libstdc++ linked statically "
-            f"by the compiler {compiler}), which torch's package loader cannot run beside its own. Build with a "
+            f"by the compiler {compiler()}), which torch's package loader cannot run beside its own. Build with a "
             "compiler that links libstdc++ dynamically: set CXX (e.g. CXX=/usr/bin/g++) before starting Python, "
             "or pass config={'cpp.cxx': ('/usr/bin/g++',)}")

@@ -30,8 +30,8 @@ import torch
 
 from .._torch import aot_saves
 from ..model import kernel_io, progress
-from . import reference
 from ..model.child_env import worker_env
+from . import reference
 from .replay import NotRunnableError, flat_tensors
 
 _SAVING_PACKAGE = "package saving every kernel's tensors"

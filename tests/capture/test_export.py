@@ -218,10 +218,10 @@ def test_a_package_carrying_its_own_cpp_runtime_is_loaded_in_a_child_first(mlp, 
     such a package is loaded in a child process before this one loads it, and refused if the child dies."""
     c, _, _ = mlp
     monkeypatch.setattr(package_check, "own_cpp_runtime", lambda path: ["model/data/aotinductor/model/x.wrapper.so"])
-    assert package_check.refusal(c.export.package_path, "g++") is None  # a real child loaded the real package
+    assert package_check.refusal(c.export.package_path, lambda: "g++") is None  # a real child loaded the real package
     broken = tmp_path / "broken.pt2"
     broken.write_bytes(b"not a package")
-    assert package_check.refusal(str(broken), "g++").startswith("loading the package failed (exit code")
+    assert package_check.refusal(str(broken), lambda: "g++").startswith("loading the package failed (exit code")
     monkeypatch.setattr(package_check, "loads_in_a_child", lambda path: "died with signal 11")
     with pytest.raises(explorer.CompileError, match=r"died with signal 11 in a child process \(this process is "
                        r"unaffected\).*x.wrapper.so carries its own copy of the C\+\+ runtime.*CXX") as caught:

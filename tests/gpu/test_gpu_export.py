@@ -125,7 +125,6 @@ def test_gpt2_numerics_on_the_package_compare_every_triton_kernel(gpt2):
     assert triton
     compared = {kid for kid, row in report.kernels.items() if any(b.compared for b in row.buffers)}
     assert triton <= compared, sorted(triton - compared)
-    assert set(report.kernels) == {k.id for k in c.graphs[0].kernels}
 
 
 def test_gpt2_package_triton_repro_points_to_the_jit_compile(gpt2, tmp_path):
