@@ -45,6 +45,20 @@ def load_package(path: str) -> Any:
     return torch._inductor.aoti_load_package(path)
 
 
+def graph_inputs(loaded: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The inputs of the package's graph, one per placeholder, in order: the leaves of ``(args, kwargs)``
+    with the keywords in the order the package was exported with (as ``AOTICompiledModel.__call__``
+    flattens them). Unlike the package's own call, non-tensor inputs (``use_cache=False``) are kept: the
+    graph has a placeholder for each, though the compiled library takes only the tensors."""
+    from torch.export._tree_utils import reorder_kwargs
+    from torch.utils import _pytree as pytree
+
+    loader = getattr(loaded, "loader", None)
+    if kwargs and loader is not None and hasattr(loader, "get_call_spec"):
+        kwargs = reorder_kwargs(kwargs, pytree.treespec_loads(loader.get_call_spec()[0]))
+    return pytree.tree_leaves((tuple(args), dict(kwargs)))
+
+
 def compiler_name() -> str:
     """The C++ compiler AOTInductor builds with under the current config (``cpp.cxx``, from CXX)."""
     from torch._inductor import cpp_builder

@@ -8,6 +8,9 @@ kernel call (generated, Triton and extern alike). The shim pickles the tensor to
 prints ``Saved tensor to <path>`` (flushed), so the printed lines give the order of the saves and, if
 the package dies, the last kernel it launched. How torch joins the folder and the name has varied
 between versions (2.13 drops the separator), so only the file's base name after the folder is read.
+A fallback op called through its shim (``aoti_torch_cpu_cumsum``) saves under its ATen operator's name
+(``at::_ops::cumsum::call``), and only the tensors it is passed: its outputs come back through new
+handles, which are not saved.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import torch
 SAVE_EVERY_KERNEL: dict[str, Any] = {"aot_inductor.debug_intermediate_value_printer": "1"}
 
 _SAVED = re.compile(r"Saved tensor to (?P<path>.+\.pt)\s*$")
+_SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_(?P<op>\w+)$")
 _NAME = re.compile(r"(?P<when>before|after)_launch_(?P<rest>.+)_(?P<device>[^_]+)\.pt$")
 
 
@@ -38,7 +42,9 @@ class SavedTensor:
 def saves(output: str, kernel_names: Iterable[str]) -> tuple[list[SavedTensor], list[str]]:
     """The saves a package run printed, in order, and the base names it saved that name no kernel of
     ``kernel_names`` (the longest name that starts a file's name is its kernel: names share prefixes)."""
-    names = sorted(set(kernel_names), key=len, reverse=True)
+    known = list(kernel_names)
+    aliases = {_operator_name(name): name for name in known if _SHIM.match(name)}
+    names = sorted({*known, *aliases}, key=len, reverse=True)
     found: list[SavedTensor] = []
     unknown: list[str] = []
     for line in output.splitlines():
@@ -55,8 +61,16 @@ def saves(output: str, kernel_names: Iterable[str]) -> tuple[list[SavedTensor], 
         if kernel is None:
             unknown.append(rest)
             continue
-        found.append(SavedTensor(len(found), parsed.group("when") == "after", kernel, rest[len(kernel) + 1:], path))
+        found.append(SavedTensor(len(found), parsed.group("when") == "after", aliases.get(kernel, kernel),
+                                 rest[len(kernel) + 1:], path))
     return found, unknown
+
+
+def _operator_name(shim: str) -> str:
+    """The name a fallback op's saves carry, for the shim the wrapper calls: ``aoti_torch_cpu_cumsum``
+    saves as ``at::_ops::cumsum::call`` (the shim's name is made from that one: torch/_inductor/codegen/
+    cpp_wrapper_cpu.py, ``get_c_shim_func_name``)."""
+    return f"at::_ops::{_SHIM.match(shim).group('op')}::call"  # type: ignore[union-attr]
 
 
 def load(saved: SavedTensor) -> torch.Tensor:

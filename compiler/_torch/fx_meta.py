@@ -78,6 +78,12 @@ def target_name(node: torch.fx.Node) -> str:
     return f"{module}.{qual}" if module else qual
 
 
+def op_overload(node: torch.fx.Node) -> str | None:
+    """The callable path of the node's ATen op overload (``torch.ops.aten.mm.default``); None for anything
+    else (a Python function, a higher-order op)."""
+    return f"torch.ops.{node.target}" if isinstance(node.target, torch._ops.OpOverload) else None
+
+
 def frames_of(stack_trace: str) -> list[tuple[str, int, str]]:
     return [(m["file"], int(m["line"]), m["fn"]) for m in _FRAME.finditer(stack_trace or "")]
 

@@ -38,6 +38,20 @@ def parameter_names(kernel: Any) -> list[str]:
     return list(kernel.meta.get("arguments") or [])
 
 
+def triton_runtime_parameters(kernel: Any) -> list[str]:
+    """A Triton kernel's parameters that a launch passes, in order: those not annotated ``tl.constexpr``
+    (block sizes are the config's, not the caller's)."""
+    try:
+        tree = ast.parse(kernel.source)
+    except SyntaxError:
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == kernel.name:
+            return [a.arg for a in node.args.args
+                    if a.annotation is None or not ast.unparse(a.annotation).endswith("constexpr")]
+    return []
+
+
 def parameter_types(kernel: Any) -> list[str]:
     """A C++ kernel's parameter types in call order (``float*``, ``const int64_t``), from its signature."""
     match = _CPP_SIGNATURE.search(kernel.source)

@@ -4,8 +4,10 @@ to run for each.
 Every GPU kernel of a compilation can be measured: a Triton kernel (or template) runs from its captured
 source; an extern kernel (``extern_kernels.mm``, ``addmm``, ``bmm``, ``convolution``,
 ``torch.ops.aten._scaled_dot_product_*``...) is called as the wrapper calls it, on tensors of the
-layouts the wrapper gives its arguments (``model.launch_args.extern_call``). Only the trace is needed:
-a compilation loaded from a file can be measured too.
+layouts the wrapper gives its arguments (``model.launch_args.extern_call``); an AOTInductor package's
+C shim call as the ATen op of the node it computes (``runs/node_call.py``). Only the trace is needed:
+a compilation loaded from a file can be measured too (but for a package's shims, which need the
+post-grad graph of the live capture).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from ..model.errors import CountersUnavailable
 from ..model.formatting import did_you_mean
 from ..model.launch_args import extern_call
+from .node_call import node_call
 
 MEASURED_LANGUAGES = ("triton", "template", "extern")
 RANGE_PREFIX = "inductor_explorer_item_"  # the worker's NVTX range of job item i is RANGE_PREFIX + str(i)
@@ -42,6 +45,8 @@ def job_item(kernel: Any, index: int) -> dict[str, Any]:
         return {**item, "kind": "triton", "source": kernel.source}
     if kernel.graph is None:
         raise ValueError("it belongs to no graph, so there is no wrapper to read its call from")
+    if kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
+        return {**item, "kind": "extern", "call": node_call(kernel)}  # a C shim in the package's C++ wrapper
     return {**item, "kind": "extern", "call": extern_call(kernel, kernel.graph.wrapper.source)}
 
 

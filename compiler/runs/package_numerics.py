@@ -28,11 +28,11 @@ from typing import Any, Iterator
 
 import torch
 
-from .._torch import aot_saves
+from .._torch import aot_compile, aot_saves
 from ..model import kernel_io, progress
 from ..model.child_env import worker_env
 from . import reference
-from .replay import NotRunnableError, flat_tensors
+from .replay import NotRunnableError
 
 _SAVING_PACKAGE = "package saving every kernel's tensors"
 
@@ -60,8 +60,8 @@ def observe(c: Any, timeout_s: float = 1800.0) -> PackageWrites:
 @contextlib.contextmanager
 def saving_run(c: Any, what: str, timeout_s: float = 1800.0) -> Iterator[tuple[Any, list[Any], list[aot_saves.SavedTensor], list[str]]]:
     """Run the saving copy of ``c``'s package once on its example inputs. Inside the block (while the saved
-    files exist): the package's graph, its input tensors, the saves in order, and saved names that no
-    kernel of the graph has."""
+    files exist): the package's graph, its inputs (one per placeholder, non-tensors too), the saves in
+    order, and saved names that no kernel of the graph has."""
     if len(c.graphs) != 1:
         raise NotRunnableError(f"{what} reads one package graph; {c.function} has {len(c.graphs)}")
     graph = c.graphs[0]
@@ -72,7 +72,7 @@ def saving_run(c: Any, what: str, timeout_s: float = 1800.0) -> Iterator[tuple[A
         progress.step("run", detail="the saving copy of the package, in a child process")
         output = _run(package, args, kwargs, Path(folder), names, timeout_s)
         saved, unknown = aot_saves.saves(output, names)
-        yield graph, flat_tensors((args, kwargs)), saved, unknown
+        yield graph, aot_compile.graph_inputs(c.live.compiled, args, kwargs), saved, unknown
 
 
 def _saving_package(c: Any) -> str:

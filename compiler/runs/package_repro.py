@@ -1,4 +1,4 @@
-"""k.repro() of a C++ kernel of an AOTInductor package: its arguments at its first launch.
+"""k.repro() of a kernel of an AOTInductor package (C++ or Triton): its arguments at its first launch.
 
 The package's wrapper calls the kernel inside a compiled library, so the launch cannot be watched as a
 Python wrapper's is. The package's saving copy (compiler/runs/package_numerics.py) saves every tensor
@@ -29,18 +29,8 @@ def first_launch(kernel: Any) -> tuple[list[Any], dict[str, Any], dict[int, str]
     (argument position -> tensor) and which parameter each written position is (``in_out_ptr0 (buf4)``).
     A kernel the package calls again with the same buffers has one file per buffer, the last call's."""
     c, graph = kernel.graph.compilation, kernel.graph
-    if kernel.language != "cpp":
-        raise ValueError(f"k.repro({kernel.id}): a reproducer of a package's {kernel.language} kernel is not written "
-                         "(its launch goes through the package's kernel loader); take the same kernel from "
-                         "explorer.compile(model, *inputs) of this model (explorer.diff pairs them) and call k.repro there")
     source = graph.wrapper.source
-    lines = source.splitlines()
-    call = next((lines[n - 1] for n in kernel.wrapper_lines
-                 if 0 < n <= len(lines) and lines[n - 1].strip().startswith(f"{kernel.name}(")), None)
-    if call is None:
-        raise ValueError(f"k.repro({kernel.id}): the package's wrapper has no call of {kernel.name}")
-    arguments = kernel_io.cpp_call_arguments(call)
-    params = kernel_io.parameter_names(kernel)
+    arguments, params = launch_arguments(kernel, source)
     written = [i for i, name in enumerate(params) if name.startswith(("out_ptr", "in_out_ptr")) and i < len(arguments)]
     with package_numerics.saving_run(c, "repro") as (_, inputs, saved, _):
         mine = [s for s in saved if s.kernel == kernel.name]
@@ -54,6 +44,24 @@ def first_launch(kernel: Any) -> tuple[list[Any], dict[str, Any], dict[int, str]
         outputs = {i: aot_saves.load(after[arguments[i]]) for i in written if arguments[i] in after}
     names = {i: f"{params[i]} ({arguments[i]})" for i in written}
     return values, outputs, names
+
+
+def launch_arguments(kernel: Any, wrapper: str) -> tuple[list[str], list[str]]:
+    """What the package's C++ wrapper passes ``kernel`` at its first call (``buf4``, ``constant_0_bias``,
+    ``32L``), and the kernel's parameters those arguments are, in order. A C++ kernel is called by its name;
+    a Triton kernel through its launcher ``call_<name>(...)``, whose arguments after the kernel's own
+    (device, stream, the loaded kernels, the cubin folder) are the launcher's."""
+    lines = wrapper.splitlines()
+    callee = kernel.name if kernel.language == "cpp" else f"call_{kernel.name}"
+    call = next((lines[n - 1] for n in kernel.wrapper_lines
+                 if 0 < n <= len(lines) and lines[n - 1].strip().startswith(f"{callee}(")), None)
+    if call is None:
+        raise ValueError(f"k.repro({kernel.id}): the package's wrapper has no call of {callee}")
+    arguments = kernel_io.cpp_call_arguments(call)
+    if kernel.language == "cpp":
+        return arguments, kernel_io.parameter_names(kernel)
+    params = kernel_io.triton_runtime_parameters(kernel)
+    return arguments[:len(params)], params
 
 
 def _named_tensors(graph: Any, inputs: list[Any], saved: list[Any]) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def write(kernel: Any, path: Path, *, inputs: str = "captured", source: str | No
                      "the kernel (it prints 'no saved outputs: ran only')")
         warnings.warn(f"k.repro({kernel.id}): {notes[-1]}", stacklevel=4)
     script_source = kernel.source if source is None else source
-    if kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
+    if kernel.language == "cpp" and kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
         script_source = package_repro.bindable(script_source, kernel.name)
     text = _script(kernel, source=script_source, edited=source is not None,
                    specs=specs, names=names, inputs=inputs, config=_pinned(config),
@@ -188,8 +188,13 @@ def _package_launch(kernel: Any, inputs: str) -> tuple[list[Any], dict[str, Any]
     if inputs == "captured":
         return specs, {"inputs": [snapshot(v) for v in values], "outputs": outputs}, names
     drawn = repro_script.make_args(specs, SEED)
-    loaded = kernel_launch.load_cpp(package_repro.bindable(kernel.source, kernel.name), launch_args.cpp_argtypes(kernel, ""))
-    kernel_launch.launch_cpp(loaded, drawn)
+    if kernel.language == "cpp":
+        loaded = kernel_launch.load_cpp(package_repro.bindable(kernel.source, kernel.name),
+                                        launch_args.cpp_argtypes(kernel, ""))
+        kernel_launch.launch_cpp(loaded, drawn)
+    else:
+        kernel_launch.launch_triton(getattr(runtime.load_kernel_module(kernel.source), kernel.name), drawn)
+        replay.synchronize(kernel.graph.compilation.device)
     return specs, {"outputs": {p: drawn[p] for p in outputs}}, names
 
 

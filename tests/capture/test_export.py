@@ -44,6 +44,15 @@ class Scaled(torch.nn.Module):
         return torch.softmax(y, dim=-1) + x.mean()  # SCALED_SOFTMAX
 
 
+class Counted(torch.nn.Module):
+    """GPT-2's shape of inputs: a flag that is not a tensor before a tensor keyword, and a cumsum (a fallback
+    op on the CPU) over an integer mask."""
+
+    def forward(self, x, use_cache=False, mask=None):
+        positions = torch.cumsum(mask, dim=-1)  # COUNTED_POSITIONS
+        return torch.relu(x) * positions + x.sum(-1, keepdim=True)  # COUNTED_OUT
+
+
 class Branchy(torch.nn.Module):
     def forward(self, x):
         if x.sum() > 0:  # BRANCH
@@ -156,6 +165,21 @@ def test_check_numerics_compares_every_package_kernel_and_keeps_its_saving_copy(
         c.check_numerics(edits={g.kernels[1]: g.kernels[1].source})
 
 
+def test_check_numerics_on_a_package_with_keyword_and_non_tensor_inputs_compares_its_kernels():
+    """The graph has a placeholder for ``use_cache`` too, so the eager reference takes every input, in the
+    order of the export; the cumsum shim's saves are its own, and its output, which AOTInductor does not
+    save, is said to be missing."""
+    torch.manual_seed(0)
+    x, mask = torch.randn(4, 8), torch.randint(0, 2, (4, 8))
+    c = explorer.export(Counted().eval(), (x,), kwargs={"use_cache": False, "mask": mask})
+    report = c.check_numerics()
+    assert report.notes == [] and report.ok
+    generated = [k for k in c.graphs[0].kernels if k.language == "cpp"]
+    (cumsum,) = [k for k in c.graphs[0].kernels if k.language == "extern"]
+    assert generated and all(any(b.compared for b in report.kernels[k.id].buffers) for k in generated)
+    assert "saved none of the tensors this call computes" in report.kernels[cumsum.id].buffers[0].note
+
+
 def test_check_numerics_on_a_package_finds_the_drift_the_jit_compile_finds():
     """bf16_cancellation's fused kernel keeps float32 intermediates where eager rounds to bfloat16 (the
     1 in (big + 1) - big survives): the package's kernel must diverge exactly as the JIT compile's."""
@@ -227,6 +251,23 @@ def test_a_package_carrying_its_own_cpp_runtime_is_loaded_in_a_child_first(mlp, 
                        r"unaffected\).*x.wrapper.so carries its own copy of the C\+\+ runtime.*CXX") as caught:
         explorer.export(MLP().eval(), (torch.randn(2, 16),), package_path=tmp_path / "refused.pt2")
     assert caught.value.stage == "aot"
+
+
+def test_counters_re_run_a_package_shim_as_the_aten_op_of_its_node(mlp):
+    """``aoti_torch_cpu_addmm_out(buf0, ...)`` in the C++ wrapper is the post-grad ``addmm`` node: the
+    counters worker calls that op on tensors of the node's input layouts (the weight transposed)."""
+    from compiler.runs import counters_job, counters_worker
+
+    c, _, _ = mlp
+    item = counters_job.job_item(c.graphs[0].kernel("aoti_torch_cpu_addmm_out:1"), 0)
+    call = item["call"]
+    assert item["kind"] == "extern" and call["function"] == "torch.ops.aten.addmm.default"
+    assert [(spec["shape"], spec["stride"]) for spec in call["args"]] == [([32], [1]), ([4, 16], [16, 1]),
+                                                                           ([16, 32], [1, 16])]
+    out = counters_worker._extern_call(item)()
+    torch.manual_seed(counters_worker.SEED)  # the same seeded tensors again: the call computed bias + x @ w
+    bias, x, w = (counters_worker._value(spec) for spec in call["args"])
+    torch.testing.assert_close(out, bias + x @ w)
 
 
 def test_per_kernel_runs_say_what_works_instead(mlp):

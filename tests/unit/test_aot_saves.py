@@ -37,3 +37,14 @@ def test_a_run_that_stopped_names_the_kernel_it_was_in():
         "the last kernel launched and not finished: cpp_fused_add_0")
     finished = "\n".join(PRINTED.splitlines()[:5])
     assert package_numerics._last_launch(finished, KERNELS) == "no kernel had been launched"
+
+
+def test_a_fallback_ops_saves_belong_to_the_shim_the_wrapper_calls():
+    """``aoti_torch_cpu_cumsum`` saves under ``at::_ops::cumsum::call`` (seen exporting GPT-2's position ids)."""
+    printed = ("aoti_torch_save_tensor_handle: Saved tensor to /run/tmp/aoti_torchbefore_launch_at::_ops::cumsum::call_buf3_cpu.pt\n"
+               "aoti_torch_save_tensor_handle: Saved tensor to /run/tmp/aoti_torchafter_launch_at::_ops::cumsum::call_buf3_cpu.pt\n")
+    found, unknown = aot_saves.saves(printed, [*KERNELS, "aoti_torch_cpu_cumsum"])
+    assert [(s.after, s.kernel, s.argument) for s in found] == [
+        (False, "aoti_torch_cpu_cumsum", "buf3"), (True, "aoti_torch_cpu_cumsum", "buf3")]
+    assert unknown == []
+    assert aot_saves.saves(printed, KERNELS)[1] == ["at::_ops::cumsum::call_buf3", "at::_ops::cumsum::call_buf3"]

@@ -5,7 +5,10 @@ compile-time auto-tuning block (its docstring) rather than into the module itsel
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from compiler.pipeline import cpp_wrapper_code, wrapper_code
+from compiler.runs import package_repro
 from tests.paths import FIXTURES
 
 MODULE = (FIXTURES / "cpp_wrapper_cuda_module.py.txt").read_text()
@@ -57,3 +60,15 @@ def test_the_triton_kernel_of_a_gpu_package_comes_from_the_comment_of_its_launch
     assert lines[start - 1].lstrip().startswith(f"static inline void call_{AOT_KERNEL}(")
     assert lines[call - 1].strip().startswith(f"call_{AOT_KERNEL}(buf4,")
     assert cpp_wrapper_code.commented_python_kernels("/* a plain comment */ int x;") == ""
+
+
+def test_a_package_triton_kernels_arguments_are_the_first_ones_of_its_launcher_call():
+    """``call_<kernel>(buf4, ..., 32L, 128L, this->device_idx_, stream, kernels, this->cubin_dir_)``: the
+    kernel's own arguments are its parameters that are not ``tl.constexpr``; the rest are the launcher's."""
+    python = wrapper_code.kernel_definitions(cpp_wrapper_code.commented_python_kernels(AOT_WRAPPER))
+    definition = cpp_wrapper_code.kernel_definitions(AOT_WRAPPER, "", python)[AOT_KERNEL]
+    kernel = SimpleNamespace(name=AOT_KERNEL, language="triton", source=definition.source,
+                             wrapper_lines=[definition.lines[0], *definition.calls])
+    arguments, params = package_repro.launch_arguments(kernel, AOT_WRAPPER)
+    assert params == ["in_out_ptr0", "in_ptr0", "in_ptr1", "in_ptr2", "xnumel", "r0_numel"]  # not XBLOCK
+    assert arguments == ["buf4", "constant_0_bias", "constant_2_weight", "constant_2_bias", "32L", "128L"]
