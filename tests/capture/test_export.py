@@ -253,7 +253,7 @@ def test_a_package_carrying_its_own_cpp_runtime_is_loaded_in_a_child_first(mlp, 
     assert caught.value.stage == "aot"
 
 
-def test_counters_re_run_a_package_shim_as_the_aten_op_of_its_node(mlp):
+def test_counters_re_run_a_package_shim_as_the_aten_op_of_its_node(mlp, tmp_path):
     """``aoti_torch_cpu_addmm_out(buf0, ...)`` in the C++ wrapper is the post-grad ``addmm`` node: the
     counters worker calls that op on tensors of the node's input layouts (the weight transposed)."""
     from compiler.runs import counters_job, counters_worker
@@ -268,6 +268,9 @@ def test_counters_re_run_a_package_shim_as_the_aten_op_of_its_node(mlp):
     torch.manual_seed(counters_worker.SEED)  # the same seeded tensors again: the call computed bias + x @ w
     bias, x, w = (counters_worker._value(spec) for spec in call["args"])
     torch.testing.assert_close(out, bias + x @ w)
+    loaded = explorer.load(c.save(tmp_path / "mlp.json"))  # no post-grad graph to call: said so
+    with pytest.raises(ValueError, match="the post-grad graph is not held"):
+        counters_job.job_item(loaded.graphs[0].kernel("aoti_torch_cpu_addmm_out:1"), 0)
 
 
 def test_per_kernel_runs_say_what_works_instead(mlp):
