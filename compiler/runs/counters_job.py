@@ -19,6 +19,7 @@ from ..model.errors import CountersUnavailable
 from ..model.formatting import did_you_mean
 from ..model.launch_args import extern_call
 from .node_call import node_call
+from .replay import in_package
 
 MEASURED_LANGUAGES = ("triton", "template", "extern")
 RANGE_PREFIX = "inductor_explorer_item_"  # the worker's NVTX range of job item i is RANGE_PREFIX + str(i)
@@ -45,7 +46,7 @@ def job_item(kernel: Any, index: int) -> dict[str, Any]:
         return {**item, "kind": "triton", "source": kernel.source}
     if kernel.graph is None:
         raise ValueError("it belongs to no graph, so there is no wrapper to read its call from")
-    if kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
+    if in_package(kernel):
         return {**item, "kind": "extern", "call": node_call(kernel)}  # a C shim in the package's C++ wrapper
     return {**item, "kind": "extern", "call": extern_call(kernel, kernel.graph.wrapper.source)}
 

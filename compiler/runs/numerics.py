@@ -315,8 +315,7 @@ def _unobserved(kernel: Any, random_of: dict[str, str], ran: set[str] | None) ->
     randoms = [random_of[n] for n in kernel.post_grad_nodes if n in random_of]
     if randoms:
         return f"the random op {randoms[0]} (seeds or draws): eager and the compiled program draw different numbers"
-    package = kernel.graph.compilation is not None and kernel.graph.compilation.export is not None
-    if package and kernel.language == "extern":
+    if replay.in_package(kernel) and kernel.language == "extern":
         return ("AOTInductor's saving copy saved none of the tensors this call computes: it saves the tensors a call "
                 "is passed, and a shim that returns new tensors (an attention, a cumsum) returns them through handles")
     if kernel.language == "extern" and kernel_io.extern_function(kernel) is None:

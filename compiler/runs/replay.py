@@ -51,6 +51,13 @@ def check_runnable(c: Any, what: str) -> None:
                                    "freed since the capture; compile again with live inputs")
 
 
+def in_package(kernel: Any) -> bool:
+    """Whether ``kernel`` is a kernel of an AOTInductor package: its wrapper is the package's C++, its
+    launches happen inside the package's library."""
+    c = kernel.graph.compilation if kernel.graph is not None else None
+    return c is not None and c.export is not None
+
+
 def check_python_wrapper(c: Any, what: str) -> None:
     """Raise NotRunnableError, naming what works instead, when ``c`` has a C++ wrapper: runs that watch or
     replace each kernel call do it in the Python wrapper's namespace, and a C++ wrapper (an AOTInductor

@@ -67,7 +67,7 @@ def write(kernel: Any, path: Path, *, inputs: str = "captured", source: str | No
     notes: list[str] = []
     config = dict(kernel.meta)
     why_not = _not_live(kernel)
-    if why_not is None and kernel.graph.compilation.export is not None:
+    if why_not is None and replay.in_package(kernel):
         specs, tensors, names = _package_launch(kernel, inputs)
     elif why_not is None:
         specs, tensors, live_config = _run_once(kernel, list(names), inputs)
@@ -82,7 +82,7 @@ def write(kernel: Any, path: Path, *, inputs: str = "captured", source: str | No
                      "the kernel (it prints 'no saved outputs: ran only')")
         warnings.warn(f"k.repro({kernel.id}): {notes[-1]}", stacklevel=4)
     script_source = kernel.source if source is None else source
-    if kernel.language == "cpp" and kernel.graph.compilation is not None and kernel.graph.compilation.export is not None:
+    if kernel.language == "cpp" and replay.in_package(kernel):
         script_source = package_repro.bindable(script_source, kernel.name)
     text = _script(kernel, source=script_source, edited=source is not None,
                    specs=specs, names=names, inputs=inputs, config=_pinned(config),
