@@ -24,7 +24,7 @@ PYTEST_ARGS := --timeout=$(TEST_TIMEOUT) --durations=15
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures
+.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures conformance
 
 # The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
 # extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
@@ -90,6 +90,15 @@ $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision: $(COMPAT_DIR)/torch-$(REA
 # Every model of benchmarks/real_models.py: outputs match eager, every kernel linked or explained, save/load.
 real-models: $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision
 	PYTHONPATH=$(CURDIR) $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python benchmarks/real_models.py
+
+# Every kernel's nodes and lines checked against torch's own provenance records: every op of PyTorch's op
+# database (first CPU sample), the real models and the programs of docs/ownership.md, then torchvision's
+# models on the torch that has torchvision; writes docs/conformance.md (about 10 minutes here). CI runs a
+# slice of it (tests/conformance/test_conformance.py); tests/gpu/test_gpu_conformance.py is the GPU's.
+conformance: setup $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision
+	$(PY) -m tests.conformance --all --report docs/conformance.md
+	$(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python -m tests.conformance --models resnet18 mobilenet_v3_small \
+		--report docs/conformance.md --append
 
 lab: setup
 	$(VENV)/bin/jupyter lab examples/

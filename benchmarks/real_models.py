@@ -1,7 +1,7 @@
 """Real models nobody here wrote, compiled and checked: outputs, provenance, save/load.
 
 Every model is built from a config or a constructor (random weights, nothing downloaded): Hugging Face
-GPT-2, BERT, Llama and T5, torchvision's resnet18 and mobilenet_v3_small, a training step, dynamic
+GPT-2, BERT, Llama, T5, Qwen2 and ViT, torchvision's resnet18 and mobilenet_v3_small, two training steps, dynamic
 shapes, a graph break, and the higher-order ops (``torch.cond``, ``while_loop``, a
 ``nested_compile_region`` called twice, activation checkpointing). For each it prints whether the
 compiled outputs match eager, how many kernels are linked to nodes and source lines or explained by
@@ -89,6 +89,38 @@ def t5() -> Case:
         return model(input_ids=input_ids, decoder_input_ids=decoder_input_ids).logits
 
     return Case(encode_decode, (_ids(500), _ids(500, length=8)))
+
+
+def qwen2() -> Case:
+    """A LLaMA-style decoder whose q/k/v projections have biases (an addmm each) and grouped-query attention."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                         intermediate_size=128, vocab_size=500, max_position_embeddings=64, use_cache=False)
+    return Case(Qwen2ForCausalLM(config).eval(), (_ids(500),))
+
+
+def vit() -> Case:
+    """A vision transformer: a convolution cuts patches, then attention blocks."""
+    from transformers import ViTConfig, ViTModel
+
+    config = ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, intermediate_size=128)
+    return Case(ViTModel(config).eval(), (torch.randn(2, 3, 32, 32),))
+
+
+def gpt2_training_step() -> Case:
+    """Forward and backward of GPT-2's language-model loss: the attention's backward kernels too."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=1, n_embd=64, n_head=4, n_positions=64, vocab_size=500, use_cache=False,
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    model = GPT2LMHeadModel(config).train()
+
+    def loss(input_ids: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=input_ids, labels=input_ids).loss
+
+    return Case(loss, (_ids(500),), backward=True)
 
 
 def resnet18() -> Case:
@@ -216,9 +248,12 @@ MODELS: dict[str, Callable[[], Case]] = {
     "bert": bert,
     "llama": llama,
     "t5": t5,
+    "qwen2": qwen2,
+    "vit": vit,
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
     "bert_training_step": bert_training_step,
+    "gpt2_training_step": gpt2_training_step,
     "gpt2_dynamic": gpt2_dynamic,
     "gpt2_graph_break": gpt2_greedy_step,
     "conv_bn_relu_train": conv_bn_relu_train,

@@ -9,8 +9,9 @@ import types
 import warnings
 from typing import Any, Callable, Iterator, Protocol
 
-from . import (autotune, benchmark_harness, combo_kernels, compile_events, dynamo_codes, fusion_log, inductor_config, kernel_lines,
-               kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions, scheduler_passes, wrapper_ir)
+from . import (autotune, benchmark_harness, combo_kernels, compile_events, dynamo_codes, extern_calls, fusion_log,
+               inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions,
+               pattern_rewrites, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -92,6 +93,13 @@ class CaptureListener(Protocol):
     def on_operation_lowered(self, module: Any, operation: str, node: Any) -> None:
         """Lowering FX node ``node`` of ``module`` created Inductor operation ``operation``."""
 
+    def on_rewrite(self, made: list[pattern_rewrites.Source], erased: list[pattern_rewrites.Source]) -> None:
+        """A pattern rewrite made nodes ``made`` in place of erased ones (each with its ``from_node`` ancestry)."""
+
+    def on_unhandled_extern_call(self, node_name: str, call_names: list[str]) -> None:
+        """Codegen wrote the call of extern scheduler node ``node_name`` (spelled with one of ``call_names``)
+        without a provenance handle."""
+
 
 # The events a listener receives: the protocol's methods (tests check the hooks fire exactly these).
 EVENTS = tuple(name for name in vars(CaptureListener) if name.startswith("on_"))
@@ -129,6 +137,8 @@ def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: 
         stack.enter_context(kernel_lines.on_node_lines(wrap(listener.on_node_lines)))
         stack.enter_context(kernel_nodes.on_kernel_nodes(wrap(listener.on_kernel_nodes)))
         stack.enter_context(lowering_nodes.on_operation_lowered(wrap(listener.on_operation_lowered)))
+        stack.enter_context(pattern_rewrites.on_rewrite(wrap(listener.on_rewrite)))
+        stack.enter_context(extern_calls.on_unhandled_extern_call(wrap(listener.on_unhandled_extern_call)))
         stack.enter_context(fusion_log.on_fusion_refused(wrap(listener.on_fusion_refused)))
         stack.enter_context(autotune.on_autotune(wrap(listener.on_autotune)))
         stack.enter_context(compile_events.deferred_autotuning_named())

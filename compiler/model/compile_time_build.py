@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from .compile_time import (Charge, CompileCall, CompileTimeReport, KernelCompileTime, Phase,
                            RecompileCost, Suggestion)
+from .provenance import computing_fx_nodes
 
 # torch timer name -> category: exact names first, then prefixes and suffixes, else the parent's category
 _EXACT = {
@@ -321,7 +322,8 @@ def _charge_kernels(builder_graphs: dict[str, Any], root: Phase, calls: list[Com
         entry = kernels.get((graph_id, kernel.id))
         if entry is None:
             entry = kernels[(graph_id, kernel.id)] = KernelCompileTime(
-                kernel.id, graph_id, fx_nodes=list(kernel.fx_nodes), user_lines=[tuple(line) for line in kernel.user_lines],
+                kernel.id, graph_id, fx_nodes=_charged_fx_nodes(builder_graphs[graph_id], kernel),
+                user_lines=[tuple(line) for line in kernel.user_lines],
                 candidates=_candidates(builder_graphs[graph_id], kernel, phase.args.get(_KERNEL_NAME)))
         leaves = [p for p in phase.walk() if not p.children]
         built = sum(p.seconds for p in leaves if p.category == "kernel_compile")
@@ -363,7 +365,7 @@ def _charge_kernel_builds(graphs: dict[str, Any], root: Phase, instants: list[di
             entry = kernels.get((graph.id, kernel.id))
             if entry is None:
                 entry = kernels[(graph.id, kernel.id)] = KernelCompileTime(
-                    kernel.id, graph.id, fx_nodes=list(kernel.fx_nodes),
+                    kernel.id, graph.id, fx_nodes=_charged_fx_nodes(graph, kernel),
                     user_lines=[tuple(line) for line in kernel.user_lines], candidates=_candidates(graph, kernel, name))
             entry.compile_s = round(entry.compile_s + wait * us / total_us, 6)
             entry.build_s = round(entry.build_s + us / 1e6, 6)
@@ -410,6 +412,11 @@ class _Charges:
             row.seconds, row.kernel_s, row.spread_s = (round(row.seconds, 6), round(row.kernel_s, 6),
                                                        round(row.spread_s, 6))
         return [r for r in rows if r.seconds > 0]
+
+
+def _charged_fx_nodes(graph: Any, kernel: Any) -> list[str]:
+    """The FX nodes a kernel's compile seconds are charged to: those of what it computes, not of views it reads."""
+    return computing_fx_nodes(kernel, {n.name: n for n in graph.post_grad.nodes})
 
 
 def _computing_nodes(graph: Any) -> list[Any]:

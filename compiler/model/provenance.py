@@ -22,6 +22,7 @@ _INPUT_OPS = ("placeholder", "get_attr")
 VIEW = "view"  # an alias of its input (permute, view, getitem...): it computes nothing, each reader owns it
 INPUT = "input"  # a graph input, copied by several layout copies
 SPLIT = "split"  # computed in parts by loop-IR nodes that read one another (a split reduction's passes)
+IN_PLACE = "in place"  # a cat whose parts several kernels write straight into its slices
 RECOMPUTED = "recomputed"  # inlined into each kernel: Inductor computes it again in every one
 UNEXPLAINED = "unexplained"
 _REASONS = {VIEW: "an alias of its input: computes nothing, each kernel that reads it lists it",
@@ -29,14 +30,15 @@ _REASONS = {VIEW: "an alias of its input: computes nothing, each kernel that rea
             SPLIT: ("computed in parts by several kernels, each reading what another wrote (a layout copy of "
                     "its inputs, a split reduction's passes)"),
             RECOMPUTED: "recomputed: Inductor inlined it into each of these kernels",
+            IN_PLACE: "a cat whose parts each of these kernels writes into its slices (the cat has no code)",
             UNEXPLAINED: "claimed by several kernels for no known reason"}
 
 # ATen ops whose output aliases their input (their schema's return is a view), as post-grad graphs spell them
 _VIEW_OPS = frozenset({
-    "alias", "as_strided", "chunk", "detach", "diagonal", "expand", "expand_as", "flatten", "imag", "movedim",
-    "narrow", "permute", "real", "reshape", "_reshape_alias", "select", "slice", "split", "split_with_sizes",
-    "squeeze", "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "view_as", "_unsafe_view",
-    "view_as_complex", "view_as_real",
+    "alias", "as_strided", "chunk", "conj", "detach", "diagonal", "expand", "expand_as", "flatten", "imag",
+    "lift_fresh", "movedim", "narrow", "permute", "positive", "real", "reshape", "_reshape_alias", "select", "slice",
+    "split", "split_with_sizes", "squeeze", "t", "tensor_split", "transpose", "unbind", "unflatten", "unfold",
+    "unsqueeze", "view", "view_as", "_unsafe_view", "view_as_complex", "view_as_real",
 })
 
 
@@ -97,6 +99,14 @@ def computing_nodes(kernel: Kernel, nodes: dict[str, FxNode]) -> list[str]:
     return computing or list(kernel.post_grad_nodes)
 
 
+def computing_fx_nodes(kernel: Kernel, nodes: dict[str, FxNode]) -> list[str]:
+    """The FX nodes the kernel's computing post-grad nodes come from (``computing_nodes``), in the kernel's
+    order; all its FX nodes when none is known. A view the kernel reads brings its FX node to the kernel's
+    links, but time and compile seconds go where something is computed. ``nodes``: post-grad nodes by name."""
+    made_from = {f for name in computing_nodes(kernel, nodes) if name in nodes for f in nodes[name].fx}
+    return [f for f in kernel.fx_nodes if f in made_from] or list(kernel.fx_nodes)
+
+
 @dataclass(frozen=True)
 class SharedNode:
     """A post-grad node that more than one kernel of a graph lists, and why."""
@@ -113,7 +123,7 @@ class SharedNode:
 
 def shared_nodes(graph: GraphCapture) -> list[SharedNode]:
     """Every post-grad node of ``graph`` listed by several kernels, with the reason (``VIEW``, ``INPUT``,
-    ``SPLIT``, ``RECOMPUTED``; ``UNEXPLAINED`` for anything else, which the tests treat as a bug)."""
+    ``SPLIT``, ``RECOMPUTED``, ``IN_PLACE``; ``UNEXPLAINED`` for anything else, which the tests treat as a bug)."""
     claims: dict[str, list[str]] = {}
     for kernel in graph.kernels:
         for name in dict.fromkeys(kernel.post_grad_nodes):
@@ -129,6 +139,8 @@ def _reason(name: str, kernels: list[str], nodes: dict[str, FxNode], graph: Grap
         return INPUT
     if node is not None and is_view(node):
         return VIEW
+    if any(ir.kind == "nop" and name in ir.origins and not ir.kernels for ir in graph.loop_ir):
+        return IN_PLACE
     computing = [ir for ir in graph.loop_ir if name in ir.origins and ir.kernels and not ir.eliminated]
     if {k for ir in computing for k in ir.kernels} != set(kernels):
         return UNEXPLAINED  # a kernel lists it although none of its loop-IR nodes computes it

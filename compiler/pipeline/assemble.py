@@ -14,6 +14,7 @@ from typing import Any
 
 from .._torch import fx_meta, runtime, triton_ir
 from .._torch import wrapper_fx as fx_converter
+from .._torch.pattern_rewrites import Source
 from ..model import provenance, slots
 from ..model.kernel_ir import KernelIR, RawKernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
@@ -23,7 +24,8 @@ from . import cpp_wrapper_code, frames, sass, triton_meta, wrapper_code
 from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
 from .ir_line_maps import kernel_ir
 from .memory_plan import build_timeline
-from .ownership import log_claims, split_origins
+from .ownership import (enclosing_op_lines, linking_nodes, log_claims, parts_in_place, split_origins,
+                        views_to_readers)
 from .wrapper_graph import wrapper_fx
 
 
@@ -50,6 +52,9 @@ class InnerRecord:
     kernel_nodes: dict[str, list[str]] = field(default_factory=dict)  # "kernel:handle" -> scheduler nodes
     lowered_by: dict[str, str] = field(default_factory=dict)  # operation -> the post-grad node whose lowering made it
     combos: dict[str, list[list[str]]] = field(default_factory=dict)  # "kernel:handle" -> sub-kernels' nodes
+    # extern calls codegen wrote without a provenance handle: (scheduler node, the names its call is spelled with)
+    unhandled_externs: list[tuple[str, list[str]]] = field(default_factory=list)
+    rewrites: dict[Source, list[Source]] = field(default_factory=dict)  # node a rewrite made -> erased nodes' ancestry
     pad_decisions: list[dict[str, Any]] = field(default_factory=list)  # of this graph's Dynamo graph
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
@@ -63,13 +68,13 @@ def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: Graph
     fx = fx_stage("fx", dynamo_module)  # its own copy: forward and backward link it differently
     post_grad = fx_stage("post_grad", record.post_grad_module)
     inputs = input_links(post_grad, fx, forward.post_grad if forward is not None else None)
-    link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs)
+    link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs, record.rewrites)
     return assemble_stages(index, record, fx, post_grad)
 
 
 def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage) -> GraphCapture:
     """The linked GraphCapture of FX stages already built (from live modules or from a log's text)."""
-    split_origins(record.loop_ir + record.eliminated, record.lowered_by, {n.name: n.subgraph for n in post_grad.nodes})
+    split_origins(record.loop_ir + record.eliminated, record.lowered_by, {n.name: n for n in post_grad.nodes})
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
     computes = {n.name: n.origins for n in loop_ir}
     fused = [FusedGroup(name=f["name"], kind=f["kind"], nodes=list(f["nodes"]),
@@ -211,20 +216,44 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         if name not in defined:
             kernels.append(Kernel(id=name, name=name, language=definition.language, source=definition.source,
                                   wrapper_lines=[definition.lines[0]] + definition.calls))
+    taken = {line for k in kernels for line in k.wrapper_lines}
+    unhandled = wrapper_code.unhandled_calls(record.unhandled_externs, record.wrapper, taken)
+    called = Counter(call.name for call in unhandled)
+    ids = {k.id for k in kernels}
+    for call in unhandled:  # extern calls with no provenance handle: kernels of their own, in call order
+        kernel_id = call.name if called[call.name] == 1 and call.name not in ids else f"{call.name}:{call.node}"
+        later = next((i for i, k in enumerate(kernels) if _first_call(k) > call.line), len(kernels))
+        kernels.insert(later, Kernel(id=kernel_id, name=call.name, language="extern", source=call.text,
+                                     wrapper_lines=[call.line]))
+        scheduled[kernel_id] = [call.node]
     if not loop_ir:  # a log's kernels, in codegen order: Inductor's map alone, which over-claims inputs' nodes
         for kernel, nodes in zip(kernels, log_claims([k.post_grad_nodes for k in kernels], post_grad.nodes)):
             kernel.post_grad_nodes = nodes
     live = _loaded_kernels(kernels, record.compiled_fn)
     index = _Index(loop_ir, post_grad, fx)
     wrapper_lines = record.wrapper.splitlines()
-    for kernel in kernels:
-        _attach(kernel, record, index, scheduled.get(kernel.id, []))
+    members = [_attach_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
+    for kernel, parts in zip(kernels, parts_in_place(members, loop_ir)):
+        kernel.post_grad_nodes += [n for n in parts if n not in kernel.post_grad_nodes]
+    if loop_ir:  # a log's kernels had the views moved with the rest of its claims
+        partial = {r["name"]: set(r.get("partial", ())) for r in record.loop_ir}
+        in_part = [_in_part(mine, partial) for mine in members]
+        for kernel, nodes in zip(kernels, views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part)):
+            kernel.post_grad_nodes = nodes
+    for kernel, mine in zip(kernels, members):
+        _attach_links(kernel, record, index, mine)
         if kernel.language in ("triton", "template"):
             _triton_meta(kernel, wrapper_lines, live)
     with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
     if with_ir:
         record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
     return kernels
+
+
+def _first_call(kernel: Kernel) -> int:
+    """The wrapper line of a kernel's first call (a defined kernel's first wrapper line is its definition)."""
+    calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+    return min(calls, default=0)
 
 
 def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:
@@ -284,6 +313,7 @@ class _Index:
                     self.made_from.setdefault(origin, []).append(position)
         self.post_grad = {n.name: n for n in post_grad.nodes}
         self.fx = {n.name: n for n in fx.nodes}
+        self.outer_lines = enclosing_op_lines(self.post_grad)  # subgraph -> lines of the ops that run it
 
     def named_in_order(self, names: list[str]) -> list[LoopIRNode]:
         """The loop-IR nodes called one of ``names``, in the graph's order."""
@@ -308,22 +338,36 @@ def _members(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list
     return [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
 
 
-def _attach(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[str]) -> None:
+def _attach_members(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[str]) -> list[LoopIRNode]:
+    """The loop-IR nodes a kernel implements, its group, and the post-grad nodes they compute (ownership
+    rules 1-2); returns the members."""
     members = _members(kernel, record, index, scheduled)
     kernel.loop_ir = [n.name for n in members]
     first = next((n.group for n in members if n.group), None)  # the group of the first call
     kernel.group = first
     if scheduled or not kernel.post_grad_nodes:  # members' origins carry subgraph-qualified names
         kernel.post_grad_nodes = list(dict.fromkeys(o for n in members for o in n.origins)) or kernel.post_grad_nodes
+    return members
+
+
+def _in_part(members: list[LoopIRNode], partial: dict[str, set[str]]) -> set[str]:
+    """The nodes a kernel's loop-IR nodes compute only in part (ownership rule 1), and none of them whole."""
+    whole = {o for n in members for o in n.origins if o not in partial.get(n.name, set())}
+    return set().union(*(partial.get(n.name, set()) for n in members)) - whole
+
+
+def _attach_links(kernel: Kernel, record: InnerRecord, index: _Index, members: list[LoopIRNode]) -> None:
+    """Source lines -> nodes, FX nodes and user lines of a kernel whose post-grad nodes are settled."""
     if kernel.language != "extern":
         kernel.line_nodes = _line_nodes(kernel, members, record.node_lines)
     by_name, fx_by_name = index.post_grad, index.fx
-    pg_nodes = [by_name[name] for name in kernel.post_grad_nodes if name in by_name]
+    pg_nodes = linking_nodes([by_name[name] for name in kernel.post_grad_nodes if name in by_name], by_name, fx_by_name)
     pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
     kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))
     nodes = pg_nodes + [fx_by_name[name] for name in kernel.fx_nodes if name in fx_by_name]
     traces = _own_traces(kernel.meta.get("stack_traces", []), nodes)
-    kernel.user_lines = _user_lines(nodes, [stack for _, stack in traces])
+    outer = set().union(*(index.outer_lines.get(n.subgraph, set()) for n in pg_nodes if n.subgraph))
+    kernel.user_lines = _user_lines(nodes, [stack for _, stack in traces], outer)
     kernel.meta["stack_traces"] = [frames.strip_entry(text) for text, _ in traces]
 
 
@@ -342,15 +386,15 @@ def _own_traces(stack_traces: list[str], nodes: list[FxNode]) -> list[tuple[str,
     return kept
 
 
-def _user_lines(nodes: list[FxNode], stacks: list[list[frames.Frame]]) -> list[tuple[str, int]]:
+def _user_lines(nodes: list[FxNode], stacks: list[list[frames.Frame]], outer: set[tuple[str, int]]) -> list[tuple[str, int]]:
     """Each node's own line first (a pattern-rewritten node such as addmm from mm + add keeps one line
-    itself; its FX nodes add the others), then the rest of every node's stack, innermost first.
-    ``stacks``: more stacks of the same nodes (Inductor's traces hold whole stacks where a log's graph
-    text holds one frame)."""
-    lines = [node.user_line for node in nodes if node.user_line]
+    itself; its FX nodes add the others), then the rest of every node's stack, innermost first, without
+    ``outer``: the lines of the higher-order ops enclosing the nodes (ownership rule 5). ``stacks``: more
+    stacks of the same nodes (Inductor's traces hold whole stacks where a log's graph text holds one frame)."""
+    own = [node.user_line for node in nodes if node.user_line]
     stacks = [node.stack for node in nodes] + stacks
-    lines += [line for stack in stacks for line in frames.stack_lines(stack)]
-    return list(dict.fromkeys(lines))
+    callers = [line for stack in stacks for line in frames.stack_lines(stack) if line not in outer]
+    return list(dict.fromkeys(own + callers))
 
 
 def _line_nodes(kernel: Kernel, members: list[LoopIRNode], node_lines: dict[str, set[str]]) -> dict[int, list[str]]:

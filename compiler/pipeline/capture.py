@@ -16,6 +16,7 @@ from .._torch import backend as _backend
 from .._torch import (compile_events, compile_ids, dynamo_codes, errors, hooks, inductor_config,
                       memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
+from .._torch.pattern_rewrites import Source
 from ..model import progress
 from ..model.compilation import Compilation, LiveHandles
 from ..model.compile_time import CompileCall
@@ -57,6 +58,7 @@ class _Recorder:
         self.dynamo_graph_paths: list[dict[int, str]] = []
         self.combo: list[list[str]] | None = None
         self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
+        self.rewrites: dict[Source, list[Source]] = {}  # node a pattern rewrite made -> the erased nodes' ancestry
         self.compile_ids: list[str | None] = []  # Dynamo's compile id of each Dynamo graph
         self.dynamo = DynamoRecords(structured_trace.interned_filenames())
         self.inner: list[InnerRecord] = []
@@ -234,6 +236,16 @@ class _Recorder:
         if self.active and self.dynamo_modules:
             self.pad_decisions.setdefault(len(self.dynamo_modules) - 1, []).append(decision)
 
+    def on_rewrite(self, made: list[Source], erased: list[Source]) -> None:
+        """Joint-graph rewrites come before the inner compiles: kept for the whole capture."""
+        if self.active:
+            for node in made:
+                self.rewrites.setdefault(node, []).extend(erased)
+
+    def on_unhandled_extern_call(self, node_name: str, call_names: list[str]) -> None:
+        if self.current is not None:
+            self.current.unhandled_externs.append((node_name, call_names))
+
     def on_fusion_refused(self, name1: str, name2: str, reason: str) -> None:
         if self.current is not None:
             self.current.refused.append((name1, name2, reason))
@@ -287,6 +299,7 @@ class _Recorder:
         for index, rec in enumerate(self.inner[start:], start=start):
             forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
             rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
+            rec.rewrites = self.rewrites
             graph = assemble(index, rec, self.dynamo_modules[rec.dynamo_index], forward)
             graph.compile_id = self.compile_ids[rec.dynamo_index]
             graphs.append(graph)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 import torch.fx
 
 from .._torch import fx_meta
+from .._torch.pattern_rewrites import Source
 from ..model.formatting import shorten
 from ..model.stages import FxNode, FxStage
 from . import frames
@@ -90,14 +91,18 @@ class StageNames:
 
 
 def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.GraphModule | None,
-                         graph_paths: dict[int, str], inputs: dict[str, list[str]]) -> None:
+                         graph_paths: dict[int, str], inputs: dict[str, list[str]],
+                         rewrites: dict[Source, list[Source]] | None = None) -> None:
     """Fill ``post_grad_node.fx`` and ``fx_node.post_grad``.
 
     Graph inputs link as ``inputs`` says (see ``input_links``). Other nodes, in order of trust: the
     ``from_node`` ancestry in meta, resolved by graph id (so ``sin`` inside a cond branch is the
-    branch's ``sin``); the same name in the Dynamo graph; the FX nodes on the same user line (backward
-    graphs record little ancestry); and last, for nodes with no trace of their own (the ``copy_`` that
-    writes a mutated input back), the FX nodes of their inputs.
+    branch's ``sin``), with the ancestry of the nodes a pattern rewrite erased to make it (``rewrites``:
+    the ``mm`` of an ``addmm``, ownership rule 4); the same name in the Dynamo graph; the FX nodes on the
+    same user line (backward graphs record little ancestry); and last, for nodes with no trace of their
+    own (the ``copy_`` that writes a mutated input back), the FX nodes of their inputs. An FX call that
+    common-subexpression elimination merged into an identical one links to what its twin made, and a
+    factory (``torch.arange``) a decomposition folded into its users' nodes to what they made.
     """
     if post_gm is None:
         return
@@ -120,7 +125,7 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
             if node.op == "placeholder" and not path:
                 record.fx = [name for name in inputs.get(record.name, []) if name in fx_names or name in fx_inputs]
                 continue
-            record.fx = _origins(node, record, path, fx_names, graph_paths, same_instance)
+            record.fx = _origins(node, record, path, fx_names, graph_paths, same_instance, rewrites or {})
     for record in post_grad.nodes:  # in graph order, so chains of trace-less nodes inherit too
         if not record.fx and record.op == "call_function":
             record.fx = [f for name in record.inputs if name in by_name and by_name[name].op != "placeholder"
@@ -133,11 +138,83 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
         for name in record.fx:
             if record.name not in every[name].post_grad:
                 every[name].post_grad.append(record.name)
+    for name, twin in _merged_calls(fx).items():  # calls CSE merged into an identical one go with it
+        _link(every[name], [by_name[p] for p in every[twin].post_grad if p in by_name])
+    for name, users in _folded_factories(fx).items():  # a factory folded into its users' nodes goes with them
+        _link(every[name], [by_name[p] for user in users for p in every[user].post_grad if p in by_name])
+
+
+def _link(fx_node: FxNode, post_grad_nodes: list[FxNode]) -> None:
+    for record in post_grad_nodes:
+        if fx_node.name not in record.fx:
+            record.fx.append(fx_node.name)
+        if record.name not in fx_node.post_grad:
+            fx_node.post_grad.append(record.name)
+
+
+def _folded_factories(fx: FxStage) -> dict[str, list[str]]:
+    """FX calls that make a tensor from no tensor (``torch.arange(16)``, ``torch.zeros(...)``) and made no
+    post-grad node: a decomposition folded them into their users' nodes (``arange(16) + 0`` became one
+    ``iota``), so they go with what their users made (ownership rule 4)."""
+    records = {n.name: n for n in fx.nodes}
+
+    def tensor(name: str) -> bool:
+        node = records.get(name)
+        return node is not None and node.shape is not None and (node.dtype or "").startswith("torch.")
+
+    out = {}
+    for node in fx.nodes:
+        if node.op not in ("call_function", "call_method") or node.post_grad or not tensor(node.name):
+            continue
+        users = [u for u in node.users if u in records and records[u].post_grad]
+        if users and not any(tensor(i) for i in node.inputs):
+            out[node.name] = users
+    return out
+
+
+def _merged_calls(fx: FxStage) -> dict[str, str]:
+    """FX call -> the identical call (same target, arguments and keyword arguments) it was merged into by
+    common-subexpression elimination: it made no post-grad node of its own, its twin did (ownership rule 4).
+    Read from the live Dynamo graph, whose arguments compare exactly; empty for a log's graph."""
+    if fx.module is None:
+        return {}
+    records = {n.name: n for n in fx.nodes}
+    first: dict[Any, str] = {}
+    out = {}
+    for path, module in graph_modules(fx.module):
+        for node in module.graph.nodes:
+            if node.op not in ("call_function", "call_method"):
+                continue
+            try:
+                key = (path, node.op, node.target, _plain(node.args), _plain(node.kwargs))
+                hash(key)
+            except TypeError:  # an argument that cannot be compared exactly: never merged here
+                continue
+            name = qualified(path, node.name)
+            twin = first.setdefault(key, name)
+            record = records.get(name)
+            if twin != name and record is not None and not record.post_grad and records[twin].post_grad:
+                out[name] = twin
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """Arguments as hashable values, nodes by name."""
+    if isinstance(value, torch.fx.Node):
+        return ("node", value.name)
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in value.items()))
+    return value
 
 
 def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str, FxNode],
-             graph_paths: dict[int, str], same_instance: Callable[[Any, str | None], list[str]]) -> list[str]:
+             graph_paths: dict[int, str], same_instance: Callable[[Any, str | None], list[str]],
+             rewrites: dict[Source, list[Source]]) -> list[str]:
     sources = fx_meta.origin_sources(node)
+    if rewrites:
+        sources += [s for s in _erased_for([(node.name, id(node.graph)), *sources], rewrites) if s not in sources]
     exact = [qualified(graph_paths[gid], name) for name, gid in sources if gid in graph_paths]
     origins = [name for name in dict.fromkeys(exact) if name in fx_names]
     if not origins:
@@ -147,6 +224,24 @@ def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str,
     if not origins and record.user_line is not None:
         origins = same_instance(record.user_line, record.module)
     return list(dict.fromkeys(origins))
+
+
+def _erased_for(sources: list[Source], rewrites: dict[Source, list[Source]]) -> list[Source]:
+    """The ancestry of every node erased by the rewrites that made one of ``sources``, and of those
+    that made the erased ones (a rewrite of a rewrite)."""
+    out: dict[Source, None] = {}
+    stack = [s for s in sources if s in rewrites]
+    seen: set[Source] = set()
+    while stack:
+        made = stack.pop()
+        if made in seen:
+            continue
+        seen.add(made)
+        for erased in rewrites[made]:
+            out[erased] = None
+            if erased in rewrites:
+                stack.append(erased)
+    return list(out)
 
 
 def _same_instance(candidates: list[FxNode], module: str | None) -> list[str]:

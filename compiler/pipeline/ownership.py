@@ -1,29 +1,51 @@
-"""What each loop-IR node computes, told apart from what Inductor lists it as coming from.
+"""Which kernel computes each post-grad node: the one ownership rule (docs/ownership.md).
 
-Inductor's ``origins`` of an IR node are the FX node being lowered plus the origins of every
-unrealized input handed to it (``gather_origins``), and inside a higher-order op's subgraph also the
-enclosing op's. An extern matmul handed an unrealized LayerNorm realizes it into a buffer of its own,
-computed by another node, yet both list the LayerNorm's nodes; a ``cond`` branch's kernel lists the
-predicate. Taken as they are, every node of a LayerNorm kernel is claimed again by the matmul after
-it, and line times and diffs follow the wrong kernel. The rule:
+Inductor lists, for every IR node, the FX nodes being lowered when it was made *and* the origins of
+every unrealized input handed to that lowering (``gather_origins``), and inside a higher-order op's
+subgraph the enclosing op's too. Taken as they are, a matmul claims the LayerNorm it reads, a
+scatter's copy of its input claims the sine it scatters, a mask kernel claims the q/k/v views that only
+the attention reads, and a branch's kernel claims the ``cond``. What a kernel computes is decided
+instead from what it reads and writes:
 
-- a node lowered inside a subgraph computes only nodes of that subgraph (the others are the
-  enclosing op's, lowered in the outer graph);
-- a node does not compute what the producers of the buffers it reads list (those producers do),
-  except the FX node whose lowering created it: the stages of one op (a split reduction's passes, a
-  fallback kernel and its outputs) read each other and all compute that op.
+1. **A node computes only what it can.** A loop-IR node computes an origin Inductor lists for it when
+   that origin is of its own (sub)graph, is not held by a buffer it reads (the buffer's producer
+   computed it), and every input of that origin is available to it: computed by the node itself, held
+   by a buffer it reads, a graph input it reads, a constant, or a view of one of those. The FX node
+   whose lowering made the node is always computed by it (the stages of one op, a split reduction's
+   passes or a fallback's copy and scatter, read each other and all compute that op); when its inputs
+   are not all available the node computes that op *in part* (a scatter's copy of its input). An
+   extern call (a matmul, an attention, a fallback) computes that op alone: its inputs are realized
+   buffers, nothing of its producers is inlined into it.
+2. **A kernel computes what its loop-IR nodes compute**, and a ``cat`` whose parts it writes in place
+   (Inductor writes each input straight into a slice of the output; the ``cat`` has no code of its own).
+3. **Views belong to the kernels that read them.** A view (``permute``, ``split``, ``getitem``...)
+   computes nothing: it is listed by every kernel that computes a node reading it, directly or through
+   other views, and by no other; a view no kernel reads stays where Inductor listed it, and a kernel that
+   lists nothing but views runs them (an extern call of ``slice``) and keeps them. A view brings
+   its FX node and line only when that FX node is a view too (``x.view(...)``): ``getitem`` of a sort
+   does not make its reader own the sort.
+4. **A rewritten node belongs to what replaced it.** A node that a pattern rewrite replaced (``mm`` +
+   ``add`` -> ``addmm``, an attention pattern, cat/split folding) brings its FX nodes and lines to the
+   node the rewrite made; a call that common-subexpression elimination merged into an identical one
+   goes with that one, and a factory folded into its users' nodes (``arange(16) + 0`` made one
+   ``iota``) with them (``fx_stage.link_post_grad_to_fx``): so to the kernel computing it.
+5. **A kernel's lines are where its nodes were written.** Each node's own line, then the lines that
+   called it, except the line of a higher-order op enclosing it: ``torch.cond(...)`` is the op's line,
+   computed by no kernel.
 
 What a node lists but does not compute is kept as ``inherited``, so nothing Inductor said is lost.
 
 A TORCH_TRACE log holds no loop IR, only Inductor's kernel -> node map, which over-claims the same way
-(``log_claims``): each node goes to the first kernel in codegen order that lists it.
+(``log_claims``): a kernel listing a node whose inputs only later kernels compute gives it up to a later
+claimant, each node then goes to the first kernel in codegen order that lists it, then rule 3.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
-from ..model.stages import FxNode
+from ..model.provenance import is_view
+from ..model.stages import FxNode, LoopIRNode
 
 
 def buffer_name(dep: str) -> str:
@@ -31,34 +53,261 @@ def buffer_name(dep: str) -> str:
     return dep.split("[", 1)[0]
 
 
-def split_origins(records: list[dict[str, Any]], lowered_by: dict[str, str],
-                  subgraph_of: dict[str, str | None]) -> None:
-    """Set each raw loop-IR record's ``origins`` to the post-grad nodes it computes and ``inherited`` to
-    the rest of Inductor's list. ``lowered_by``: operation -> the post-grad node whose lowering made it;
-    ``subgraph_of``: post-grad node -> the subgraph path holding it (None in the main graph)."""
+# ------------------------------------------------------------------------------ rule 1: loop-IR nodes
+
+
+def split_origins(records: list[dict[str, Any]], lowered_by: dict[str, str], post_grad: dict[str, FxNode]) -> None:
+    """Set each raw loop-IR record's ``origins`` to the post-grad nodes it computes (rule 1) and
+    ``inherited`` to the rest of Inductor's list. ``lowered_by``: operation -> the post-grad node whose
+    lowering made it; ``post_grad``: the post-grad nodes by name."""
     listed = {record["name"]: list(record["origins"]) for record in records}
     producer = {buffer: record["name"] for record in records for buffer in record["buffers"]}
-    for record in records:
+    held = {buffer: node for record in records for buffer, node in record.get("buffer_nodes", {}).items()}
+    copied: dict[str, set[str]] = {}  # a node computing its op in part (a copy of an input) -> the values it read
+    inputs: dict[str | None, list[str]] = {}  # (sub)graph -> its inputs
+    for node in post_grad.values():
+        if node.op == "placeholder":
+            inputs.setdefault(node.subgraph, []).append(node.name)
+    for record in records:  # in the scheduler's order: a buffer's producer is settled before its readers
         origins = listed[record["name"]]
-        inside = [o for o in origins if subgraph_of.get(o) == record.get("subgraph")] or origins
+        subgraph = record.get("subgraph")
+        inside = [o for o in origins if _subgraph(o, post_grad) == subgraph] or origins
         creator = lowered_by.get(record["name"])
-        read = {o for dep in record["reads"] if (source := producer.get(buffer_name(dep))) not in (None, record["name"])
-                for o in listed[source]}
-        computed = [o for o in inside if o not in read or o == creator]
+        buffers = {buffer_name(dep) for dep in record["reads"]}
+        sources = {producer[b] for b in buffers if b in producer and producer[b] != record["name"]}
+        held_by_sources = {o for source in sources for o in listed[source]}
+        candidates = [o for o in inside if o not in held_by_sources or o == creator]
+        if record.get("kind") == "extern" and creator in candidates:
+            candidates = [creator]  # an extern call computes its op on realized inputs, nothing inlined
+        values = _values_read(buffers, producer, held, listed, inputs.get(subgraph, []))
+        values |= {v for b in buffers if producer.get(b) in copied for v in copied[producer[b]]}
+        computed, partial = _computable(candidates, creator, values, post_grad)
         record["origins"] = computed
+        record["partial"] = partial
+        if partial:
+            copied[record["name"]] = values
         record["inherited"] = [o for o in origins if o not in computed]
+        listed[record["name"]] = computed  # what its readers find in its buffers
+
+
+def _subgraph(name: str, post_grad: dict[str, FxNode]) -> str | None:
+    node = post_grad.get(name)
+    return node.subgraph if node is not None else None
+
+
+def _values_read(buffers: set[str], producer: dict[str, str], held: dict[str, str], listed: dict[str, list[str]],
+                 inputs: list[str]) -> set[str]:
+    """The post-grad nodes whose values a loop-IR node reading ``buffers`` has: the node each buffer holds and
+    what its producer computes (a scatter's copy holds the scatter's input before the scatter writes into
+    it), and the graph inputs it reads (``inputs``: those of its own graph or subgraph)."""
+    values: set[str] = set()
+    for buffer in buffers:
+        if buffer in held:
+            values.add(held[buffer])
+        if buffer in producer:
+            values.update(listed[producer[buffer]])
+        if buffer not in held and buffer not in producer:  # a graph input: a subgraph's is <subgraph>_<name>
+            values.update([name for name in inputs if buffer in (name, _flat(name))] or inputs)
+    return values
+
+
+def _is_tensor(node: FxNode) -> bool:
+    """A node whose value is a tensor (a symbolic size or a Python scalar is recorded with a dtype such as
+    ``SymInt``; a tensor's dtype is ``torch.*``)."""
+    return node.shape is not None and (node.dtype or "").startswith("torch.")
+
+
+def _flat(qualified: str) -> str:
+    return qualified.replace(".", "_")
+
+
+def _computable(candidates: list[str], creator: str | None, values: set[str],
+                post_grad: dict[str, FxNode]) -> tuple[list[str], list[str]]:
+    """(the candidates whose inputs are all available, the creator's op when it is computed only in part):
+    rule 1, found by dropping candidates until none is left to drop (dropping one can leave another
+    without its input)."""
+    computed = set(candidates)
+    available: dict[str, bool] = {}
+
+    def has(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in computed or name in values:
+            return True
+        if name in available:
+            return available[name]
+        node = post_grad.get(name)
+        if node is None or name in seen:
+            return True  # not a node of the graph (a constant, a symbol): nothing to compute
+        if node.op == "get_attr" or not _is_tensor(node):
+            answer = True  # a constant or subgraph attribute, or a value that is not a tensor (a size)
+        elif is_view(node):
+            answer = all(has(i, seen | {name}) for i in node.inputs)
+        else:
+            answer = False
+        available[name] = answer
+        return answer
+
+    changed = True
+    while changed:
+        changed = False
+        for name in list(computed):
+            node = post_grad.get(name)
+            if name == creator or node is None:
+                continue
+            available.clear()
+            if not all(has(i) for i in node.inputs):
+                computed.discard(name)
+                changed = True
+    available.clear()
+    creator_node = post_grad.get(creator) if creator in computed else None
+    partial = [creator] if creator_node is not None and not all(has(i) for i in creator_node.inputs) else []
+    return [c for c in candidates if c in computed], partial
+
+
+# ------------------------------------------------------------------- rule 2: kernels, parts in place
+
+
+def parts_in_place(members: list[list[LoopIRNode]], loop_ir: list[LoopIRNode]) -> list[list[str]]:
+    """Per kernel, the nodes it computes by writing their parts in place: a ``cat`` whose inputs Inductor
+    writes straight into slices of its output is a loop-IR node with no code of its own (``nop``), read
+    only by the kernels that write those slices. ``members``: each kernel's loop-IR nodes."""
+    owner = {node.name: k for k, mine in enumerate(members) for node in mine}
+    producer = {buffer: node.name for node in loop_ir for buffer in node.buffers}
+    out: list[list[str]] = [[] for _ in members]
+    for node in loop_ir:
+        if node.kind != "nop" or node.eliminated or node.name in owner or not node.origins:
+            continue
+        writers = {owner[producer[b]] for b in map(buffer_name, node.reads) if producer.get(b) in owner}
+        for k in sorted(writers):
+            out[k] += [o for o in node.origins if o not in out[k]]
+    return out
+
+
+# --------------------------------------------------------------------------------- rule 3: views
+
+
+def views_to_readers(kernel_nodes: list[list[str]], post_grad: dict[str, FxNode],
+                     partial: list[set[str]] | None = None) -> list[list[str]]:
+    """Each kernel's nodes with views moved to their readers (rule 3). ``kernel_nodes``: each kernel's
+    post-grad nodes, as rules 1-2 give them; ``partial``: per kernel, the nodes it computes only in part,
+    whose inputs it does not read."""
+    partial = partial or [set() for _ in kernel_nodes]
+    order = {name: i for i, name in enumerate(post_grad)}
+    reads = [_views_read([n for n in nodes if n not in part], post_grad, order)
+             for nodes, part in zip(kernel_nodes, partial)]
+    read_by_any = set().union(*reads) if reads else set()
+    out = []
+    for nodes, views in zip(kernel_nodes, reads):
+        if all(n in post_grad and is_view(post_grad[n]) for n in nodes):
+            out.append(list(nodes))  # a kernel of views alone runs them (an extern call of a slice)
+            continue
+        kept = [n for n in nodes if n not in post_grad or not is_view(post_grad[n]) or n not in read_by_any]
+        out.append(list(dict.fromkeys(kept + [v for v in views if v not in kept])))
+    return out
+
+
+def _views_read(nodes: Iterable[str], post_grad: dict[str, FxNode], order: dict[str, int]) -> list[str]:
+    """The views the computing nodes among ``nodes`` read, directly or through other views, in graph order
+    (``order``: each node's position)."""
+    found: dict[str, None] = {}
+    stack = [i for n in nodes if n in post_grad and not is_view(post_grad[n]) for i in post_grad[n].inputs]
+    while stack:
+        name = stack.pop()
+        node = post_grad.get(name)
+        if node is None or name in found or not is_view(node):
+            continue
+        found[name] = None
+        stack.extend(node.inputs)
+    return sorted(found, key=lambda n: order.get(n, 0))
+
+
+def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[str, FxNode]) -> list[FxNode]:
+    """The post-grad nodes of a kernel that bring it their FX nodes and lines: those it computes, and the
+    views it reads whose FX node is a view too (``x.view(...)``, ``.split(...)``). A view that picks one
+    output of a call (``getitem`` of a sort) does not bring the call: another kernel computes it."""
+    def fx_view(name: str) -> bool:
+        made = [post_grad[p] for p in fx[name].post_grad if p in post_grad] if name in fx else []
+        return bool(made) and all(is_view(p) for p in made)
+
+    return [n for n in nodes if not is_view(n) or all(fx_view(f) for f in n.fx)]
+
+
+# --------------------------------------------------------------------------------- rule 5: lines
+
+
+def enclosing_op_lines(post_grad: dict[str, FxNode]) -> dict[str, set[tuple[str, int]]]:
+    """Subgraph path -> the lines of the higher-order ops that run it (a nested subgraph's also hold the
+    outer op's): lines no kernel of the subgraph computes."""
+    subgraphs = {n.subgraph for n in post_grad.values() if n.subgraph}
+    runs: dict[str, set[tuple[str, int]]] = {}
+    for node in post_grad.values():
+        if not node.target.startswith("torch.ops.higher_order.") or node.user_line is None:
+            continue
+        for name in node.inputs:
+            if name in subgraphs:
+                runs.setdefault(name, set()).add(tuple(node.user_line))
+    out = {}
+    for path in subgraphs:
+        parts = path.split(".")
+        out[path] = set().union(*(runs.get(".".join(parts[:i]), set()) for i in range(1, len(parts) + 1)))
+    return out
+
+
+# ----------------------------------------------------------------------------------- TORCH_TRACE logs
 
 
 def log_claims(claims: list[list[str]], post_grad: list[FxNode]) -> list[list[str]]:
     """The nodes each kernel of a TORCH_TRACE log computes, from Inductor's kernel -> node map (``claims``,
-    kernels in codegen order): subgraph names qualified, then every node kept by its first claimant."""
+    kernels in codegen order): subgraph names qualified, every node kept by its first claimant, views
+    moved to their readers."""
     targets = {n.name: "get_attr" if n.op == "get_attr" else n.target for n in post_grad}
     graphs: dict[str | None, set[str]] = {}
     for node in post_grad:
         graphs.setdefault(node.subgraph, set()).add(node.name[len(node.subgraph) + 1:] if node.subgraph else node.name)
     if len(graphs) > 1:
         claims = [qualify_claims(nodes, graphs) for nodes in claims]
-    return first_claims(claims, targets)
+    nodes = {n.name: n for n in post_grad}
+    return views_to_readers(first_claims(not_before_inputs(claims, nodes), targets), nodes)
+
+
+def not_before_inputs(claims: list[list[str]], post_grad: dict[str, FxNode]) -> list[list[str]]:
+    """Each kernel's claims (kernels in call order) without the nodes whose inputs only later kernels
+    compute, where a later kernel claims the node too: the log's form of rule 1 (a scatter's copy, called
+    before the cumsum, does not compute the cumsum's sine)."""
+    claims = [list(nodes) for nodes in claims]
+    changed = True
+    while changed:
+        changed = False
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for position, nodes in enumerate(claims):
+            for name in nodes:
+                first.setdefault(name, position)
+                last[name] = position
+        for position, nodes in enumerate(claims):
+            for name in list(nodes):
+                node = post_grad.get(name)
+                if node is None or is_view(node) or last[name] == position:
+                    continue
+                if any(first.get(source, position) > position for source in _sources(node, post_grad)):
+                    nodes.remove(name)
+                    changed = True
+    return claims
+
+
+def _sources(node: FxNode, post_grad: dict[str, FxNode]) -> set[str]:
+    """The computing nodes whose values ``node`` reads, seen through views."""
+    out: set[str] = set()
+    stack = list(node.inputs)
+    while stack:
+        name = stack.pop()
+        current = post_grad.get(name)
+        if current is None or name in out:
+            continue
+        if is_view(current):
+            stack.extend(current.inputs)
+        else:
+            out.add(name)
+    return out
 
 
 def first_claims(claims: list[list[str]], targets: dict[str, str]) -> list[list[str]]:

@@ -97,3 +97,45 @@ def handle_call_lines(wrapper: str) -> dict[str, tuple[int, str]]:
                 out[match["key"]] = (follow + 1, text)
                 break
     return out
+
+
+@dataclass(frozen=True)
+class UnhandledCall:
+    """An extern call codegen wrote without a provenance handle, found in the final wrapper."""
+
+    node: str  # the scheduler node it is the call of
+    name: str  # what it calls: aten.scatter_reduce_.two
+    line: int  # 1-based line of the call in the wrapper
+    text: str
+
+
+def _called(text: str, names: list[str]) -> str | None:
+    """Which of ``names`` the line calls: as a function (``aten.scatter_reduce_.two(``) or, for an in-place
+    op, as a method of its first argument (``buf0.copy_(`` for ``aten.copy_``)."""
+    for name in names:
+        if re.search(r"(?<![\w.])" + re.escape(name) + r"\(", text):
+            return name
+        method = name.rsplit(".", 1)[-1]
+        if "." in name and re.search(r"\w\." + re.escape(method) + r"\(", text):
+            return name
+    return None
+
+
+def unhandled_calls(written: list[tuple[str, list[str]]], wrapper: str, taken: set[int]) -> list[UnhandledCall]:
+    """Where in the final wrapper each unhandled extern call is (``written``: scheduler node -> the names its
+    call may be spelled with, in codegen order): the next line, after the previous such call, that calls
+    one of the names and is no other kernel's (``taken``: wrapper lines of the kernels found already), else
+    the first such line before it."""
+    lines = wrapper.splitlines()
+    out = []
+    start = 0
+    for node, names in written:  # a subgraph's function may come before the calls of an earlier node
+        for index in [*range(start, len(lines)), *range(start)]:
+            text = lines[index].strip()
+            name = _called(text, names)
+            if name and not text.startswith(("#", "//")) and index + 1 not in taken:
+                out.append(UnhandledCall(node, name, index + 1, text))
+                taken.add(index + 1)
+                start = index + 1
+                break
+    return out

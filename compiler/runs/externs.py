@@ -10,7 +10,11 @@ from ..model.profile import KernelRef
 
 
 def extern_op_name(kernel: Any, graph: Any) -> str | None:
-    """The profiler's name (``aten::mm``) of the operator an extern kernel calls."""
+    """The profiler's name (``aten::mm``) of the operator an extern kernel calls: the op its call names
+    (``aten.scatter_reduce_.two(...)``, a fallback's in-place op), else the op of the node it computes."""
+    called = re.match(r"(?:\w+\s*=\s*)?aten\.(\w+)\.\w+\(", kernel.source.strip())
+    if called:
+        return f"aten::{called.group(1)}"
     for name in kernel.post_grad_nodes[:1]:
         try:
             target = graph.post_grad.node(name).target

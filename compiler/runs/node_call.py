@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from .._torch import fx_meta
+from ..model import provenance
 from ..model.launch_args import ExternCall
 
 
@@ -26,9 +27,9 @@ def node_call(kernel: Any) -> ExternCall:
         raise ValueError("the post-grad graph is not held (a loaded trace), so its node cannot be called")
     names = set(kernel.post_grad_nodes)
     nodes = [n for n in module.graph.nodes if n.op == "call_function" and n.name in names]
-    aten = [n for n in nodes if fx_meta.op_overload(n)]  # not the getitems that unpack an attention's outputs
-    fed = {arg for n in aten for arg in n.all_input_nodes}  # a view the call reads through (permute)
-    ops = [(n, fx_meta.op_overload(n)) for n in aten if n not in fed]
+    # what the call computes, not the views it reads through (q/k/v carved out by split, view, permute)
+    computing = set(provenance.computing_nodes(kernel, {n.name: n for n in kernel.graph.post_grad.nodes}))
+    ops = [(n, fx_meta.op_overload(n)) for n in nodes if n.name in computing and fx_meta.op_overload(n)]
     if len(ops) != 1:
         raise ValueError(f"its nodes ({[n.name for n in nodes]}) end in {len(ops)} ATen ops, not one op to call")
     ((node, function),) = ops

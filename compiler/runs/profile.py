@@ -236,7 +236,8 @@ def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> 
         ms = kernel_ms.get(key, 0.0)
         kernel = graphs[ref.graph].kernel(ref.kernel)
         computing = provenance.computing_nodes(kernel, nodes_by_graph[ref.graph][0])
-        for names, into in ((computing, post_grad[ref.graph]), (kernel.fx_nodes, fx[ref.graph])):
+        made_from = provenance.computing_fx_nodes(kernel, nodes_by_graph[ref.graph][0])
+        for names, into in ((computing, post_grad[ref.graph]), (made_from, fx[ref.graph])):
             for name in names:
                 into[name] += ms / len(names)
         own = _own_lines(nodes_by_graph[ref.graph], kernel)
@@ -246,11 +247,11 @@ def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> 
 
 
 def _own_lines(nodes: tuple[dict[str, Any], dict[str, Any]], kernel: Any) -> list[tuple[str, int]]:
-    """The lines the kernel's nodes were traced at (each node's ``user_line``), not their callers or the
-    library frames below them that ``k.user_lines`` also lists: time belongs where the op was written.
-    ``nodes``: the graph's post-grad nodes and FX nodes, each by name."""
+    """The lines the kernel's computing nodes were traced at (each node's ``user_line``), not their callers,
+    the library frames below them or the views the kernel reads, which ``k.user_lines`` also lists: time
+    belongs where the op was written. ``nodes``: the graph's post-grad nodes and FX nodes, each by name."""
     post_grad, fx = nodes
-    mine = [post_grad[n] for n in kernel.post_grad_nodes if n in post_grad]
-    mine += [fx[n] for n in kernel.fx_nodes if n in fx]
+    mine = [post_grad[n] for n in provenance.computing_nodes(kernel, post_grad) if n in post_grad]
+    mine += [fx[n] for n in provenance.computing_fx_nodes(kernel, post_grad) if n in fx]
     own = list(dict.fromkeys(n.user_line for n in mine if n.user_line))
     return own or list(kernel.user_lines[:1])

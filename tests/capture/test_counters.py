@@ -339,3 +339,19 @@ def test_the_worker_calls_an_extern_kernel_on_tensors_of_the_wrapper_layouts():
     torch.manual_seed(counters_worker.SEED)  # the same seeded tensors again: the call computed bias + a @ b
     bias, a, b = (counters_worker._value(spec) for spec in item["call"]["args"])
     assert torch.allclose(out, bias + a @ b, atol=1e-4)
+
+
+def test_an_attention_that_reads_its_qkv_through_views_is_rebuilt_as_its_one_aten_op():
+    """An extern attention lists the split, view and permute nodes it reads q, k and v through (views belong
+    to their readers); re-running it for counters calls the attention alone, on its inputs' layouts."""
+    from compiler.runs.node_call import node_call
+    from tests.conformance.test_conformance import result as conformance_result
+
+    graph = conformance_result("gpt2").compilation.graphs[0]
+    attention = next(k for k in graph.kernels if k.language == "extern" and "scaled_dot_product" in k.name)
+    targets = {graph.post_grad.node(n).target for n in attention.post_grad_nodes}
+    assert {"aten.split.Tensor", "aten.permute.default"} <= targets  # the views it reads, listed with it
+    call = node_call(attention)
+    assert call["function"] == "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default"
+    q, k, v = call["args"]  # each a strided view of the one q/k/v matmul's output
+    assert q["shape"] == k["shape"] == v["shape"] == [2, 4, 16, 16] and q["stride"] == [3072, 16, 192, 1]

@@ -9,6 +9,7 @@ import pytest
 
 from compiler.model.compile_time import CompileCall
 from compiler.model.compile_time_build import build
+from compiler.model.stages import FxNode
 from compiler.model.traceset import compile_time_divergence
 
 
@@ -58,6 +59,12 @@ def _kernel(kernel_id, node, fx_node, line):
                            fx_nodes=[fx_node], user_lines=[("model.py", line)])
 
 
+def _post_grad(kernels):
+    """The post-grad graph of stub kernels: each one's node, made from its FX node."""
+    return SimpleNamespace(nodes=[FxNode(name=k.post_grad_nodes[0], op="call_function", target="aten.add.Tensor",
+                                         fx=list(k.fx_nodes)) for k in kernels])
+
+
 def test_autotuning_is_charged_to_the_kernel_of_its_nodes_and_config_benchmarks_by_name():
     """GPU-shaped events on the CPU: a matmul's template autotuning (owned by the nodes Inductor reported
     its results for) and a Triton kernel's config benchmark at its first launch (named in its metadata)."""
@@ -66,6 +73,7 @@ def test_autotuning_is_charged_to_the_kernel_of_its_nodes_and_config_benchmarks_
         kernels=[_kernel("triton_tem_fused_mm_0", "mm", "matmul", 3), _kernel("triton_poi_fused_relu_1", "relu", "relu", 4)],
         fx=SimpleNamespace(nodes=[SimpleNamespace(name="matmul", op="call_function", user_line=("model.py", 3), module="lin"),
                                   SimpleNamespace(name="relu", op="call_function", user_line=("model.py", 4), module="")]))
+    graph.post_grad = _post_grad(graph.kernels)
 
     events = (span("inductor_compile", 0, 6, is_backward=False)[:1] + span("Scheduler.__init__", 1, 5)[:1]
               + span("mm_template_precompiling", 1, 2) + span("mm_template_autotuning", 2, 4)
@@ -125,6 +133,7 @@ def test_a_graphs_wait_for_its_kernel_builds_is_split_by_what_each_build_took():
         kernels=[_kernel("triton_poi_fused_add_0", "add", "add", 3), _kernel("triton_per_fused_sum_1", "sum", "sum", 4)],
         fx=SimpleNamespace(nodes=[SimpleNamespace(name="add", op="call_function", user_line=("model.py", 3), module=""),
                                   SimpleNamespace(name="sum", op="call_function", user_line=("model.py", 4), module="")]))
+    graph.post_grad = _post_grad(graph.kernels)
 
     builds = kernel_builds_event({"triton_poi_fused_add_0": {"compile_time_us": 300_000, "num_warps": 4},
                                   "triton_per_fused_sum_1": {"compile_time_us": 100_000},
