@@ -57,7 +57,7 @@ _NAMES: dict[str, str] = {
     "SweepError": "compiler.sweeps",
     "close_sweep_workers": "compiler.sweeps",
     "start_sweep_workers": "compiler.sweeps",
-    "diff": "compiler.runs.diff",
+    "diff": "compiler.model.diff_pairing",
     "Diff": "compiler.model.diff",
 }
 
@@ -92,6 +92,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .model.compilation import Compilation
     from .model.diff import Diff
     from .model.dynamo import DynamoStage, FrameMetrics, GraphBreak, Guard, Recompile, ShapeSymbol
+    from .model.diff_pairing import diff
     from .model.errors import CompileError, CountersUnavailable, ExportError, TraceFormatError, TraceLoadError
     from .model.export import ExportStage
     from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode,
@@ -102,5 +103,4 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
     from .pipeline.trace_import import trace_env
     from .pipeline.traceset_load import load_trace
-    from .runs.diff import diff
     from .sweeps import Sweep, SweepError, SweepRow, close_sweep_workers, start_sweep_workers, sweep

@@ -5,27 +5,56 @@ A front end also needs helpers nobody calls by hand: progress steps to show, the
 the terminal's tables, the trace contract's header, and a way to give the model its interactive views.
 Kept here, apart, so the package's namespace does not become a grab-bag; explorer/ imports only
 ``compiler`` and ``compiler.api``, never a room (import-linter checks it, pyproject.toml).
+
+Like ``compiler``, each name is imported from its room on first use (PEP 562): ``import explorer`` needs
+``provide_views`` and the progress steps, which are torch-free, and must not pay for torch and Inductor
+(``python -m explorer --help``, ``show`` of a saved trace); the toggles and the compile redirect do.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ._torch.compile_calls import compile_redirected, original_of
-from ._torch.inductor_config import default as inductor_default
-from ._torch.inductor_config import has_key as inductor_has_key
 from .model import slots
-from .model.contract import TRACE_SCHEMA, TRACE_VERSION
-from .model.formatting import did_you_mean
-from .model.progress import COMPILE_STAGES, Cancelled, Display, Step, set_display
-from .pipeline.specs import tensor_specs
-from .pipeline.toggles import resolve as resolve_toggles
-from .pipeline.toggles import toggle_names_for
-from .render.summary import compact_view
-from .render.table_rows import KERNEL_SORTS, autotune_groups, kernel_rows
-from .render.table_rows import select as select_rows
-from .render.tables import autotune_table, kernels_table
+
+# public name -> (the module that defines it, its name there)
+_NAMES: dict[str, tuple[str, str]] = {
+    "compile_redirected": ("compiler._torch.compile_calls", "compile_redirected"),
+    "original_of": ("compiler._torch.compile_calls", "original_of"),
+    "inductor_default": ("compiler._torch.inductor_config", "default"),
+    "inductor_has_key": ("compiler._torch.inductor_config", "has_key"),
+    "TRACE_SCHEMA": ("compiler.model.contract", "TRACE_SCHEMA"),
+    "TRACE_VERSION": ("compiler.model.contract", "TRACE_VERSION"),
+    "did_you_mean": ("compiler.model.formatting", "did_you_mean"),
+    **{name: ("compiler.model.progress", name) for name in ("COMPILE_STAGES", "Cancelled", "Display", "Step",
+                                                              "set_display")},
+    "tensor_specs": ("compiler.pipeline.specs", "tensor_specs"),
+    "resolve_toggles": ("compiler.pipeline.toggles", "resolve"),
+    "toggle_names_for": ("compiler.pipeline.toggles", "toggle_names_for"),
+    "compact_view": ("compiler.render.summary", "compact_view"),
+    "KERNEL_SORTS": ("compiler.render.table_rows", "KERNEL_SORTS"),
+    "autotune_groups": ("compiler.render.table_rows", "autotune_groups"),
+    "kernel_rows": ("compiler.render.table_rows", "kernel_rows"),
+    "select_rows": ("compiler.render.table_rows", "select"),
+    "autotune_table": ("compiler.render.tables", "autotune_table"),
+    "kernels_table": ("compiler.render.tables", "kernels_table"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``compiler.api.<name>``: import the defining module on first use and keep the value here."""
+    if name not in _NAMES:
+        raise AttributeError(f"module 'compiler.api' has no attribute {name!r}")
+    module, attribute = _NAMES[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset_widget: slots.Widget,
@@ -42,9 +71,24 @@ def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset
     slots.show.fill(show)
 
 
-__all__ = [
+__all__ = [  # provide_views and every key of _NAMES
     "provide_views", "COMPILE_STAGES", "Cancelled", "Display", "Step", "set_display", "did_you_mean",
     "tensor_specs", "resolve_toggles", "toggle_names_for", "inductor_default", "inductor_has_key",
     "compile_redirected", "original_of", "compact_view", "KERNEL_SORTS", "autotune_groups", "kernel_rows",
     "select_rows", "autotune_table", "kernels_table", "TRACE_SCHEMA", "TRACE_VERSION",
 ]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from ._torch.compile_calls import compile_redirected, original_of
+    from ._torch.inductor_config import default as inductor_default
+    from ._torch.inductor_config import has_key as inductor_has_key
+    from .model.contract import TRACE_SCHEMA, TRACE_VERSION
+    from .model.formatting import did_you_mean
+    from .model.progress import COMPILE_STAGES, Cancelled, Display, Step, set_display
+    from .pipeline.specs import tensor_specs
+    from .pipeline.toggles import resolve as resolve_toggles
+    from .pipeline.toggles import toggle_names_for
+    from .render.summary import compact_view
+    from .render.table_rows import KERNEL_SORTS, autotune_groups, kernel_rows
+    from .render.table_rows import select as select_rows
+    from .render.tables import autotune_table, kernels_table

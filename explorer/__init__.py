@@ -12,17 +12,49 @@ ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank]
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from compiler import (TOGGLES, Compilation, CompileError, GraphCapture, Kernel, ToggleError, ToggleWarning,
-                      TraceFormatError, TraceLoadError, TraceSet, fx_wrapper_backend, load, load_trace, trace_env)
-from compiler import CountersUnavailable, Sweep, SweepError, close_sweep_workers, start_sweep_workers, sweep
-from compiler import Diff, diff
-from compiler import capture as compile
-from compiler import ExportError, ExportStage
-from compiler import capture_export as export
-from compiler.api import compact_view, provide_views
+from compiler.api import provide_views
+
+# public name -> (module, its name there), imported on first use (PEP 562): ``python -m explorer --help``
+# and ``show`` of a saved trace must not pay for torch and Inductor, which compile() and the toggles need
+_NAMES: dict[str, tuple[str, str]] = {
+    **{name: ("compiler", name) for name in (
+        "TOGGLES", "Compilation", "CompileError", "GraphCapture", "Kernel", "ToggleError", "ToggleWarning",
+        "TraceFormatError", "TraceLoadError", "TraceSet", "fx_wrapper_backend", "load", "load_trace", "trace_env",
+        "CountersUnavailable", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "sweep",
+        "Diff", "diff", "ExportError", "ExportStage")},
+    "compile": ("compiler", "capture"),
+    "export": ("compiler", "capture_export"),
+    "Session": ("explorer.session", "Session"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``explorer.<name>``: import the defining module on first use and keep the value here."""
+    if name not in _NAMES:
+        raise AttributeError(f"module 'explorer' has no attribute {name!r}")
+    module, attribute = _NAMES[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from compiler import (TOGGLES, Compilation, CompileError, CountersUnavailable, Diff, ExportError, ExportStage,
+                          GraphCapture, Kernel, Sweep, SweepError, ToggleError, ToggleWarning, TraceFormatError,
+                          TraceLoadError, TraceSet, close_sweep_workers, diff, fx_wrapper_backend, load, load_trace,
+                          start_sweep_workers, sweep, trace_env)
+    from compiler import capture as compile
+    from compiler import capture_export as export
+
+    from .session import Session
 
 __version__ = "0.1.0"
 
@@ -81,11 +113,16 @@ def show(c: Any, full: bool = False) -> Any:
     itself. In a terminal: printed, a
     Compilation as its compact view (the whole tree with ``full=True``), anything else (a kernel, a
     graph, a report) as rich renders it; returns None."""
+    from compiler import Compilation, TraceSet
+    from compiler.api import compact_view
+
     if not progress.in_notebook():
         from rich.console import Console
 
         Console().print(compact_view(c) if isinstance(c, Compilation) and not full else c)
         return None
+    from compiler import Sweep  # the sweeps room imports torch: a notebook's kernel has it, a terminal need not
+
     if isinstance(c, TraceSet):
         return _traceset_widget(lambda: c)
     if isinstance(c, Sweep):
@@ -110,7 +147,6 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 from . import progress  # noqa: E402
-from .session import Session  # noqa: E402
 
 provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_widget,
               write_traceset_html=_write_traceset_html, sweep_widget=_sweep_widget, write_sweep_html=_write_sweep_html,

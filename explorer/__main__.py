@@ -5,30 +5,34 @@
   python -m explorer trace DIR       a TORCH_TRACE directory: its ranks and where they diverge
 """
 
+# Each command imports what it needs inside it: ``--help`` imports no torch, and ``show`` of a saved
+# trace no torch either (a trace is JSON; reading and printing it needs the model and rich only).
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
-
-from compiler.api import KERNEL_SORTS, autotune_groups, autotune_table, compact_view, kernel_rows, kernels_table, select_rows
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PROG = "python -m explorer"
 
 
 def _demo(args: argparse.Namespace) -> int:
     import torch
+    from rich.console import Console
+    from rich.text import Text
 
     import explorer
+    from compiler.api import compact_view
     from explorer.demo import example
 
     console = Console()
     model, x = example()
     # the compile shows its own progress on a terminal (explorer/progress.py)
-    console.print("compiling the demo block (torch.compile + Inductor; a CPU compile takes ~20 s)")
+    console.print("compiling the demo block (torch.compile + Inductor; the first CPU compile in a process takes 10-50 s)")
     with torch.no_grad():
         c = explorer.compile(model, x)
     c.profile(runs=10)
@@ -59,7 +63,11 @@ def _show(args: argparse.Namespace, console: Console | None = None) -> int:
     holds a profile / numerics report) and each autotuned kernel's choices; with ``--full`` the whole
     tree after them; paged when longer than the terminal. A saved TraceSet, or a TORCH_TRACE directory
     or log (read as a TraceSet), prints its ranks."""
+    from rich.console import Console
+    from rich.text import Text
+
     import explorer
+    from compiler.api import autotune_groups, autotune_table, compact_view, kernel_rows, kernels_table, select_rows
 
     console = console or Console()
     path = Path(args.trace)
@@ -93,6 +101,8 @@ def _show(args: argparse.Namespace, console: Console | None = None) -> int:
 
 def _trace(args: argparse.Namespace) -> int:
     """A TORCH_TRACE directory: the ranks and where they diverge; one compile's stages with --compile."""
+    from rich.console import Console
+
     import explorer
 
     console = Console()
@@ -111,6 +121,8 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from compiler.api import KERNEL_SORTS  # the kernels table's sorts: no torch, the render room only
+
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[2:]))

@@ -115,6 +115,29 @@ def _check_device(device: str | None) -> None:
         raise UsageError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
 
 
+# Modes that each run the cell their own way: --export (torch.export + AOTInductor, one package),
+# --sweep (a JIT torch.compile per point, in worker processes), --trace (the cell as plain Python).
+# There is no export sweep and no traced sweep, and a sweep's points are static-shape captures.
+_EXCLUSIVE_MODES = {
+    "export": "--export compiles the cell once with torch.export and AOTInductor",
+    "sweep": "--sweep compiles the cell with torch.compile once per point, in worker processes",
+    "trace": "--trace runs the cell as plain Python and captures the torch.compile'd calls it makes",
+}
+
+
+def _refuse_combinations(args: Any) -> None:
+    """UsageError for options that cannot run together. Checked before any mode starts, so that no mode
+    runs in place of another with the rest of the line dropped (an ``--export --sweep`` cell must not
+    turn into a JIT sweep)."""
+    chosen = [mode for mode in _EXCLUSIVE_MODES if getattr(args, mode) not in (None, False)]
+    if len(chosen) > 1:
+        reasons = "; ".join(_EXCLUSIVE_MODES[mode] for mode in chosen)
+        flags = " and ".join(f"--{mode}" for mode in chosen)
+        raise UsageError(f"{flags} do not combine: {reasons}. Pick one per cell.")
+    if args.sweep is not None and args.dynamic:
+        raise UsageError("--sweep does not combine with --dynamic: each point of a sweep compiles with static shapes")
+
+
 def _batch_dims(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """``--export --dynamic``: dim 0 of every tensor input dynamic (torch.export infers its range)."""
     import torch
@@ -160,6 +183,7 @@ class ExplorerMagics(Magics):
     @cell_magic("compile")
     def compile_cell(self, line: str, cell: str) -> None:
         args = _parsed(self.compile_cell, line)
+        _refuse_combinations(args)
         config = parse_config(args)
         _check_device(args.device)
         if args.name is not None and not args.name.isidentifier():
@@ -169,8 +193,6 @@ class ExplorerMagics(Magics):
         if args.sweep is not None:
             self._sweep(cell, name, config, args, number)
             return
-        if args.export and (args.trace or args.sweep is not None):
-            raise UsageError("--export compiles the cell itself with AOTInductor; it does not combine with --trace or --sweep")
         if args.trace:
             from .trace import run_traced
 
@@ -242,8 +264,8 @@ class ExplorerMagics(Magics):
             if toggle not in TOGGLES or TOGGLES[toggle].value_type is not bool:
                 raise UsageError(f"--sweep takes boolean toggle names separated by commas, got {toggle!r}; "
                                  f"boolean toggles: {', '.join(n for n, t in TOGGLES.items() if t.value_type is bool)}")
-        if not names or args.trace or args.dynamic:
-            raise UsageError("--sweep needs at least one toggle name, and does not combine with --trace or --dynamic")
+        if not names:
+            raise UsageError("--sweep needs at least one toggle name, e.g. --sweep native_matmul,max_autotune")
         ns = self.shell.user_ns
         try:
             built = cells.build(source, ns, name, f"<%%compile {name}-{number}>")
@@ -308,17 +330,23 @@ class ExplorerMagics(Magics):
 ExplorerMagics.compile_cell = _compile_args(ExplorerMagics.compile_cell)  # type: ignore[method-assign]
 
 
+def _options_of(magic: Any) -> list[str]:
+    """Every ``--option`` the magic's own parser accepts, so suggestions follow the parser."""
+    return [flag for action in magic.parser._actions for flag in action.option_strings if flag.startswith("--")]
+
+
 def _parsed(magic: Any, line: str) -> Any:
-    """The magic's arguments; an unknown option names the nearest valid ones."""
+    """The magic's arguments; an unknown option is named once, with the nearest valid ones beside it."""
     try:
         return parse_argstring(magic, line)
     except UsageError as error:
-        unknown = re.findall(r"--?[\w-]+", str(error).partition("unrecognized arguments:")[2])
-        if not unknown:
+        message = str(error)
+        head, marker, unknown = message.partition("unrecognized arguments:")
+        if not marker:
             raise
-        options = [*toggle_flags(), "--config", "--trace", "--name", "--quiet", "--dynamic", "--device"]
-        hints = "".join(f"; {flag}{did_you_mean(flag, options)}" for flag in unknown if did_you_mean(flag, options))
-        raise UsageError(f"{error}{hints}") from None
+        options = _options_of(magic)
+        hinted = re.sub(r"--?[\w-]+", lambda flag: flag[0] + did_you_mean(flag[0], options), unknown)
+        raise UsageError(f"{head}{marker}{hinted}") from None
 
 
 def load_ipython_extension(ipython: Any) -> None:

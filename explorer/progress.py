@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Any, Callable
 
-from compiler.api import COMPILE_STAGES, Cancelled, Display, Step, set_display
+from compiler.api import Cancelled, Display, Step, set_display
 
 __all__ = ["Cancelled", "off", "auto_on", "NotebookBar", "TerminalBar"]
 
@@ -22,12 +22,11 @@ REFRESH_S = 0.1  # at most this often, unless the stage changed
 
 
 def _fraction(step: Step) -> float | None:
-    """How far along the task is, for the bar: counts when known, else the compile stage's place."""
+    """How far along the task is, for the bar: counts when known, else the compile stage's place
+    (compiler/model/phases.py COMPILE_STAGES)."""
     if step.total:
         return min(1.0, (step.done or 0) / step.total)
-    if step.stage in COMPILE_STAGES:
-        return COMPILE_STAGES.index(step.stage) / len(COMPILE_STAGES)
-    return None
+    return step.place
 
 
 def describe(step: Step, seconds: bool = True) -> str:

@@ -8,6 +8,7 @@ Triton matmul), saves both traces, profiles every Triton kernel of both in one `
 CSV exports next to the report: the details page and the source page (``cuda,sass``) per kernel. Then
 measures both again through ``c.counters()`` and saves each trace with its counters
 (``<name>.counters.json.gz``): what examples/12_counters.ipynb shows on a machine without a GPU.
+Every text file written is then passed through tests/record_paths.py (the machine's paths made neutral).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import torch
 
 import explorer
 from tests import workloads
+from tests.record_paths import neutralize_file
+
+_TEXT_SUFFIXES = (".json", ".py", ".csv", ".txt", ".gz")  # not the .ncu-rep report, a binary
 
 
 def softmax_gelu(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -78,6 +82,9 @@ def main(out: Path) -> None:
     for name, c in measured.items():
         c.counters()
         c.save(out / f"{name}.counters.json.gz")
+    for path in sorted(out.iterdir()):
+        if path.is_file() and path.suffix in _TEXT_SUFFIXES:
+            neutralize_file(path)
 
 
 if __name__ == "__main__":

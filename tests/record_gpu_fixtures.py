@@ -5,7 +5,8 @@
 Each trace is a real compilation; CPU tests load them to check the Triton views, provenance, autotune
 tables, Triton IR stages (k.ir), the wrapper's FX graph and memory timeline (with the measured peak),
 the GPU-only Inductor systems (block pointers, combo kernels, shape padding, split scans, device
-asserts) and a profile, without a GPU. Paths of the user's source are kept as recorded.
+asserts) and a profile, without a GPU. Paths of the recording machine are made neutral
+(tests/record_paths.py: the user's source relative to the repository, ``<site-packages>/...``).
 
     PYTHONPATH=. python -m tests.record_gpu_fixtures gpu_pad_mm gpu_split_scan   # only these
 
@@ -26,6 +27,7 @@ import torch
 
 import explorer
 from tests import workloads
+from tests.record_paths import neutralize_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -78,6 +80,7 @@ def main(only: list[str]) -> None:
         path = c.save(FIXTURES / f"{name}.json")  # builds every kernel's IR (SASS, line maps)
         # kept unpacked and indented: the tests read the JSON itself, and a re-recording diffs by line
         path.write_text(json.dumps(explorer.load(path).to_json(), indent=1) + "\n")
+        neutralize_file(path)
         print(f"{path}: {c!r}")
 
 

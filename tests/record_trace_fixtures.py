@@ -5,8 +5,8 @@
 The job runs under torchrun with TORCH_TRACE and Inductor's provenance on (``explorer.trace_env``)
 and NVLink multicast off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 NVSHMEM_DISABLE_NVLS=1: ``two_ranks.launch`` sets them). Each rank's log is copied as
-``dedicated_log_torch_trace_rank_<N>.log`` (torch adds a random suffix), beside a README that
-records the command, torch version and GPUs. tests/unit/test_trace_fixtures.py reads them on CPU.
+``dedicated_log_torch_trace_rank_<N>.log`` (torch adds a random suffix, tests/record_paths.py makes
+the machine's paths neutral), beside a README that records the command, torch version and GPUs. tests/unit/test_trace_fixtures.py reads them on CPU.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 import torch
+
+from tests.record_paths import neutralize_file
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "torch_trace_nccl"
@@ -42,7 +44,7 @@ def main() -> None:
         FIXTURE.mkdir(parents=True)
         for log in logs:
             rank = log.name.split("rank_", 1)[1].split("_", 1)[0]
-            shutil.copy(log, FIXTURE / f"dedicated_log_torch_trace_rank_{rank}.log")
+            neutralize_file(shutil.copy(log, FIXTURE / f"dedicated_log_torch_trace_rank_{rank}.log"))
     (FIXTURE / "README.md").write_text(
         "TORCH_TRACE logs of `examples/two_ranks.py --backend nccl` on 2 GPUs, recorded by\n"
         "`PYTHONPATH=. python -m tests.record_trace_fixtures` (torchrun, 2 ranks, TORCH_TRACE,\n"

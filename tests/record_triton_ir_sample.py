@@ -21,6 +21,8 @@ import tempfile
 import types
 from pathlib import Path
 
+from tests.record_paths import neutralize_file
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SOURCE_TRACE = FIXTURES / "gpu_deterministic.json"
 OUTPUT = FIXTURES / "triton_ir_sm90.json"
@@ -64,6 +66,7 @@ def main() -> None:
     ir.source_file = f"{kernel['name']}.py"  # the temporary path is gone; keep its name
     kernel["ir"] = kernel_ir.kernel_ir_to_json(ir)
     OUTPUT.write_text(json.dumps(trace, indent=1))
+    neutralize_file(OUTPUT)  # Triton's and torch's files quoted by the IR: tests/record_paths.py
     print(f"{OUTPUT}: {ir!r}")
 
 

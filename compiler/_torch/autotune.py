@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterator
 
-from . import method_patch
+from . import guard, method_patch
 
 Record = Callable[[str, str, float, bool, str], None]  # kernel, choice, time_ms, chosen, source
 
@@ -45,9 +45,10 @@ def _select_algorithm_feedback(record: Record) -> Iterator[None]:
     def saver(timings: dict[Any, float], name: str, *rest: Any) -> None:
         if not timings:
             return
-        best = min(timings, key=lambda c: timings[c])
-        for choice, ms in timings.items():
-            record(name, _choice_text(choice), float(ms), choice is best, "select_algorithm")
+        with guard.never_breaking(__name__):
+            best = min(timings, key=lambda c: timings[c])
+            for choice, ms in timings.items():
+                record(name, _choice_text(choice), float(ms), choice is best, "select_algorithm")
 
     savers.append(saver)
     try:
@@ -68,7 +69,7 @@ def _triton_config_benchmarks(record: Record) -> Iterator[None]:
 
     def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
         timings = original(self, *args, **kwargs)
-        try:
+        with guard.never_breaking(__name__):
             name = (getattr(self, "inductor_meta", {}) or {}).get("kernel_name") or ""
             if not name or name.startswith("Placeholder."):  # a name Inductor had not filled in yet
                 name = self.fn.__name__
@@ -76,8 +77,6 @@ def _triton_config_benchmarks(record: Record) -> Iterator[None]:
             for launcher, ms in timings.items():
                 record(name, str(getattr(launcher, "config", launcher)), float(ms), launcher is best,
                        "triton_heuristics")
-        except Exception:
-            pass
         return timings
 
     with method_patch.replaced(CachingAutotuner, "benchmark_all_configs", benchmark_all_configs):

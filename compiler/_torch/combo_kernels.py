@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor.codegen import simd as _simd
 
+from . import guard
+
 _NAME = "codegen_combo_kernel"
 
 Groups = list[list[str]]
@@ -34,14 +36,13 @@ def on_combo_kernel(callback: Callable[[Groups | None], None]) -> Iterator[None]
         return
 
     def codegen_combo_kernel(self: Any, combo_kernel_node: Any) -> Any:
-        try:
+        with guard.never_breaking(__name__):
             callback(sub_kernels(combo_kernel_node))
-        except Exception:  # provenance must never break compilation
-            pass
         try:
             return original(self, combo_kernel_node)
         finally:
-            callback(None)
+            with guard.never_breaking(__name__):
+                callback(None)
 
     setattr(owner, _NAME, codegen_combo_kernel)
     try:

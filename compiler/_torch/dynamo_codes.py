@@ -31,6 +31,8 @@ from torch._dynamo import eval_frame as _eval_frame
 from torch._dynamo import resume_execution as _resume_execution
 from torch._dynamo import utils as _dynamo_utils
 
+from . import guard
+
 # A capture's entries stay on shared code objects while its Compilation lives: captures of the same
 # model in one session must not hit Dynamo's per-code recompile limit (8) and silently run eagerly.
 CAPTURE_RECOMPILE_LIMIT = 1 << 16
@@ -59,7 +61,8 @@ def converted_frames(on_code: Callable[[types.CodeType, bool], None]) -> Iterato
     def hook(code: types.CodeType, new_code: types.CodeType) -> None:
         if code not in seen:
             seen.add(code)
-            on_code(code, _cache_entries(code) == 0)
+            with guard.never_breaking(__name__):
+                on_code(code, _cache_entries(code) == 0)
         return None
 
     limits = {key: CAPTURE_RECOMPILE_LIMIT for key in ("recompile_limit", "accumulated_recompile_limit")

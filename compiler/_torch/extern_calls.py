@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 from torch._inductor import debug as _debug
 from torch._inductor.scheduler import Scheduler
 
-from . import method_patch
+from . import guard, method_patch
 
 Written = Callable[[str, list[str]], None]  # (scheduler node name, the names its call may be spelled with)
 _HANDLE = "_inductor_kernel_provenance_debug_handle"
@@ -44,12 +44,10 @@ def on_unhandled_extern_call(callback: Written) -> Iterator[None]:
         handle = getattr(_debug, _HANDLE)
         result = original(self, scheduler_node, *args, **kwargs)
         if getattr(_debug, _HANDLE) == handle:
-            try:
+            with guard.never_breaking(__name__):
                 names = call_names(scheduler_node)
                 if names:
                     callback(scheduler_node.get_name(), names)
-            except Exception:  # provenance must never break compilation
-                pass
         return result
 
     with method_patch.replaced(Scheduler, "codegen_extern_call", codegen_extern_call):

@@ -11,6 +11,8 @@ import contextlib
 import logging
 from typing import Callable, Iterator
 
+from . import guard
+
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 
 
@@ -26,9 +28,10 @@ class _Collector(logging.Handler):
             return
         try:
             reason = msg.reason % msg.args if msg.args else msg.reason
-        except Exception:
+        except Exception:  # a reason that is not a format string for its args: as it is
             reason = str(msg.reason)
-        self.callback(name1, name2, reason)
+        with guard.never_breaking(__name__):
+            self.callback(name1, name2, reason)
 
 
 @contextlib.contextmanager

@@ -9,9 +9,9 @@ import types
 import warnings
 from typing import Any, Callable, Iterator, Protocol
 
-from . import (autotune, benchmark_harness, combo_kernels, compile_events, dynamo_codes, extern_calls, fusion_log,
-               inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions,
-               pattern_rewrites, scheduler_passes, wrapper_ir)
+from . import (autotune, benchmark_harness, combo_kernels, compile_events, compile_warnings, dynamo_codes, extern_calls,
+               fusion_log, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code,
+               pad_mm_decisions, pattern_rewrites, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -55,7 +55,7 @@ class CaptureListener(Protocol):
 
     ``capture_hooks`` takes one object with every method (the capture's recorder); each hook adapter of
     this folder calls its method from inside Inductor, and an adapter never lets what the method raises
-    change what Inductor compiles."""
+    change what Inductor compiles: it reports it as ``on_hook_failed`` instead (``guard.py``)."""
 
     def on_pre_fusion(self, nodes: list[Any]) -> None:
         """The scheduler's nodes before fusion (the loop IR), for the graph or subgraph being scheduled."""
@@ -100,6 +100,13 @@ class CaptureListener(Protocol):
         """Codegen wrote the call of extern scheduler node ``node_name`` (spelled with one of ``call_names``)
         without a provenance handle."""
 
+    def on_torch_warning(self, kind: str, where: str, message: str) -> None:
+        """Torch warned (``kind``: "warning", or "error" for a logged error) from logger or file ``where``;
+        nothing was printed (``compile_warnings.py``)."""
+
+    def on_hook_failed(self, adapter: str, error_type: str, message: str) -> None:
+        """An adapter's own code raised ``error_type: message``, swallowed so the compile went on (``guard.py``)."""
+
 
 # The events a listener receives: the protocol's methods (tests check the hooks fire exactly these).
 EVENTS = tuple(name for name in vars(CaptureListener) if name.startswith("on_"))
@@ -130,6 +137,8 @@ def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: 
     if scheduler_passes.available():
         values.update(scheduler_passes.config_values(wrap(listener.on_pre_fusion), wrap(listener.on_post_fusion)))
     with contextlib.ExitStack() as stack:
+        stack.enter_context(guard.reporting_to(wrap(listener.on_hook_failed)))
+        stack.enter_context(compile_warnings.kept(wrap(listener.on_torch_warning)))
         stack.enter_context(own_warnings_silenced())
         stack.enter_context(inductor_config.patched(values))
         stack.enter_context(benchmark_harness.side_effects_removed(bool(values.get("benchmark_kernel"))))

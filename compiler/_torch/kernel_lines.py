@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 from torch._inductor.codegen import common as _common
 from torch._inductor.utils import IndentedBuffer
 
-from . import method_patch
+from . import guard, method_patch
 
 
 def _line_text(line: Any) -> str | None:
@@ -36,17 +36,15 @@ def on_node_lines(callback: Callable[[str, list[str]], None]) -> Iterator[None]:
         before = {name: len(buf._lines) for name, buf in _buffers(self).items()}
         with original(self, node):
             yield
-        lines: list[str] = []
-        for name, buf in _buffers(self).items():
-            start = before.get(name, 0)
-            for line in buf._lines[start if len(buf._lines) >= start else 0:]:
-                text = _line_text(line)
-                if text:
-                    lines.append(text)
-        try:
+        with guard.never_breaking(__name__):
+            lines: list[str] = []
+            for name, buf in _buffers(self).items():
+                start = before.get(name, 0)
+                for line in buf._lines[start if len(buf._lines) >= start else 0:]:
+                    text = _line_text(line)
+                    if text:
+                        lines.append(text)
             callback(node.get_name(), lines)
-        except Exception:  # provenance must never break compilation
-            pass
 
     with method_patch.replaced(_common.Kernel, "set_current_node", set_current_node):
         yield

@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor import debug as _debug
 
+from . import guard
+
 _NAME = "set_kernel_post_grad_provenance_tracing"
 
 
@@ -44,10 +46,8 @@ def on_kernel_nodes(callback: Callable[[str, list[str]], None]) -> Iterator[None
     def set_kernel_post_grad_provenance_tracing(node_schedule: Any, kernel_name: str, is_extern: bool = False) -> Any:
         handle = original(node_schedule, kernel_name, is_extern)
         if handle is not None:
-            try:
+            with guard.never_breaking(__name__):
                 callback(f"{kernel_name}:{handle}", _node_names(node_schedule, is_extern))
-            except Exception:  # provenance must never break compilation
-                pass
         return handle
 
     holders = [m for name, m in list(sys.modules.items())

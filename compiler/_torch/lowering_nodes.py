@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor.graph import GraphLowering
 
-from . import method_patch
+from . import guard, method_patch
 
 Lowered = Callable[[Any, str, Any], None]  # (lowered GraphModule, operation name, FX node being lowered)
 
@@ -33,10 +33,8 @@ def on_operation_lowered(callback: Lowered) -> Iterator[None]:
         name = original(self, op)
         node = getattr(self, "current_node", None)
         if node is not None:
-            try:
+            with guard.never_breaking(__name__):
                 callback(getattr(self, "module", None), name, node)
-            except Exception:  # provenance must never break compilation
-                pass
         return name
 
     with method_patch.replaced(GraphLowering, "register_operation", register_operation):

@@ -9,11 +9,12 @@ this graph's kernels, so they are copied in the same call.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from typing import Callable, Iterator
 
 from torch._inductor import debug as _debug
 from torch._inductor.graph import GraphLowering
+
+from . import guard
 
 PROVENANCE_LEVEL_KEY = "trace.provenance_tracking_level"
 
@@ -40,10 +41,8 @@ def on_output_code(callback: Callable[[str], None]) -> Iterator[None]:
     previous = GraphLowering.save_output_code
 
     def save_output_code(code: str) -> None:
-        try:
+        with guard.never_breaking(__name__):
             callback(code)
-        except Exception as error:  # an observer bug must never break compilation
-            warnings.warn(f"inductor-explorer could not record the output code: {error!r}", stacklevel=2)
         if previous is not None:
             previous(code)
 

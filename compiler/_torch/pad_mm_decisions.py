@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor.fx_passes import pad_mm as _pad_mm
 
+from . import guard
+
 _WRAPPED = ("should_pad", "run_autoheuristic", "is_padded_faster", "get_cached_should_pad")
 
 
@@ -66,9 +68,10 @@ def on_pad_mm(callback: Callable[[dict[str, Any]], None]) -> Iterator[None]:
     in_progress: list[dict[str, Any]] = []
 
     def should_pad(match: Any, mat1: Any, mat2: Any, op: Any, *args: Any, **kwargs: Any) -> bool:
-        try:
+        decision = None
+        with guard.never_breaking(__name__):
             decision = _describe(match, mat1, mat2, op)
-        except Exception:  # provenance must never break compilation
+        if decision is None:
             return originals["should_pad"](match, mat1, mat2, op, *args, **kwargs)
         in_progress.append(decision)
         try:
@@ -76,7 +79,7 @@ def on_pad_mm(callback: Callable[[dict[str, Any]], None]) -> Iterator[None]:
         finally:
             in_progress.pop()
         input = args[0] if args else kwargs.get("input")
-        try:
+        with guard.never_breaking(__name__):
             decision["pad"] = bool(result)
             can_pad = bool(_pad_mm.can_pad(mat1, mat2, op, input))
             sizes = decision["sizes"]
@@ -84,8 +87,6 @@ def on_pad_mm(callback: Callable[[dict[str, Any]], None]) -> Iterator[None]:
                              if can_pad and all(isinstance(v, int) for v in sizes.values()) else None)
             decision["reason"] = _reason(decision, can_pad, compute_bound)
             callback(decision)
-        except Exception:
-            pass
         return result
 
     def run_autoheuristic(*args: Any, **kwargs: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from torch._inductor import pattern_matcher as _pm
 
-from . import fx_meta, method_patch
+from . import fx_meta, guard, method_patch
 
 Source = tuple[str, "int | None"]  # (node name, id of its fx.Graph), as ``from_node`` records ancestry
 Rewritten = Callable[[list[Source], list[Source]], None]  # (nodes made, erased nodes and their ancestry)
@@ -54,13 +54,11 @@ def _wrapped(original: Callable[..., Any], callback: Rewritten) -> Callable[...,
         ancestry = {id(n): _sources(n, id(graph)) for n in matched}  # read before the nodes are erased
         with _new_nodes(graph) as made:
             result = original(self, match, graph, node)
-        try:
+        with guard.never_breaking(__name__):
             erased = [source for n in matched if getattr(n, "_erased", False) for source in ancestry[id(n)]]
             alive = [(n.name, id(graph)) for n in made if not getattr(n, "_erased", False)]
             if erased and alive:
                 callback(alive, list(dict.fromkeys(erased)))
-        except Exception:  # provenance must never break compilation
-            pass
         return result
 
     return apply

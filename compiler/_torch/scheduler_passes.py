@@ -7,10 +7,11 @@ and removes them; a pass the user already set keeps running after ours.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 from torch._inductor import config as _config
+
+from . import guard
 
 PRE_FUSION_KEY = "_pre_fusion_custom_pass"
 POST_FUSION_KEY = "_post_fusion_custom_pass"
@@ -25,10 +26,8 @@ def config_values(on_pre: Callable[[list[Any]], None], on_post: Callable[[list[A
 
     def chain(observer: Callable[[list[Any]], None], existing: Any) -> Callable[[list[Any]], list[Any]]:
         def scheduler_pass(nodes: list[Any]) -> list[Any]:
-            try:
+            with guard.never_breaking(__name__):
                 observer(list(nodes))
-            except Exception as error:  # an observer bug must never change what Inductor compiles
-                warnings.warn(f"inductor-explorer could not record scheduler nodes: {error!r}", stacklevel=2)
             return existing(nodes) if existing is not None else nodes
 
         return scheduler_pass

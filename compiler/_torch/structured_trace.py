@@ -30,6 +30,8 @@ from typing import Any, Callable, Collection, Iterator, TextIO
 from torch._logging import _internal
 from torch._logging import structured as _structured
 
+from . import guard
+
 from ..model.trace_log import Record, format_record, record_of
 
 TRACE_LOGGER = "torch.__trace"
@@ -59,15 +61,13 @@ class _Collector(logging.Handler):
         payload = getattr(log_record, "payload", None)
         if not isinstance(metadata, dict):
             return
-        try:
+        with guard.never_breaking(__name__):
             record = record_of(metadata, payload if isinstance(payload, str) else None)
             if record is not None:
                 self.callback(record)
             if self.stream is not None:
                 self.stream.write(format_record(metadata, payload, created=log_record.created, pid=log_record.process or 0,
                                                 pathname=_module_path(log_record.pathname), lineno=log_record.lineno))
-        except Exception:  # an observer bug must never break compilation
-            pass
 
 
 def _module_path(pathname: str) -> str:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from torch._dynamo import utils as _dynamo_utils
 
-# Our stage name -> the timer keys Inductor/Dynamo record for it (summed; missing keys count 0).
+# A phase of compiler/model/phases.py -> the timer keys Inductor/Dynamo record for it, as c.timings and each
+# graph's timings report it (summed; missing keys count 0). The names are the phases' own, so a capture,
+# a loaded log and the compile-time report speak of the same phases.
 STAGE_TIMERS: dict[str, tuple[str, ...]] = {
-    "tracing": ("bytecode_tracing",),
+    "dynamo": ("bytecode_tracing",),
     "pre_grad": ("_recursive_pre_grad_passes",),
     "joint_graph": ("_recursive_joint_graph_passes",),
     "post_grad": ("_recursive_post_grad_passes",),
     "lowering": ("GraphLowering.run",),
     "scheduling": ("Scheduler.__init__",),
     "codegen": ("Scheduler.codegen", "PythonWrapperCodegen.generate"),
-    "compile": ("PyCodeCache.load_by_key_path", "async_compile.wait"),
+    "kernel_compile": ("PyCodeCache.load_by_key_path", "async_compile.wait"),
     # max-autotune names its timers per op ("mm_template_autotuning"): "*suffix" matches those
-    "autotuning": ("*_template_autotuning", "*_template_precompiling", "CachingAutotuner.benchmark_all_configs"),
+    "autotune": ("*_template_autotuning", "*_template_precompiling", "CachingAutotuner.benchmark_all_configs"),
 }
 
 

@@ -14,14 +14,13 @@ them in ``wrapper.reuses``) can be told apart from reuse of a freed buffer.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from typing import Any, Callable, Iterator
 
 from torch._inductor import ir as _ir
 from torch._inductor.codegen import wrapper as _wrapper
 from torch._inductor.virtualized import V
 
-from . import method_patch
+from . import guard, method_patch
 
 
 def _line_class(name: str) -> type | tuple[()]:
@@ -129,10 +128,8 @@ def on_planned_wrapper(callback: Callable[[Any], None]) -> Iterator[None]:
     def run_wrapper_ir_passes(self: Any, is_inference: bool) -> Any:
         result = original(self, is_inference)
         if not _is_subgraph(self):
-            try:
+            with guard.never_breaking(__name__):
                 callback(self)
-            except Exception as error:  # an observer bug must never change what Inductor compiles
-                warnings.warn(f"inductor-explorer could not record the wrapper's memory plan: {error!r}", stacklevel=2)
         return result
 
     with method_patch.replaced(_wrapper.PythonWrapperCodegen, "run_wrapper_ir_passes", run_wrapper_ir_passes):

@@ -22,7 +22,7 @@ def profile_to_json(p: Profile) -> dict[str, Any]:
                      "fraction": p.fraction.get(key, 0.0)} for key, ref in p.kernels.items()],
         "post_grad_ms": p.post_grad_ms, "fx_node_ms": p.fx_node_ms,
         "line_ms": [[file, line, ms] for (file, line), ms in p.line_ms.items()],
-        "timeline": p.timeline,
+        "timeline": p.timeline, "notes": list(p.notes),
     }
 
 
@@ -40,6 +40,7 @@ def profile_from_json(data: dict[str, Any]) -> Profile:
         unattributed_ms=float(data.get("unattributed_ms", 0.0)),
         unattributed={str(k): float(v) for k, v in (data.get("unattributed") or {}).items()},
         timeline=[list(row) for row in data.get("timeline", [])], created=str(data.get("created", "")),
+        notes=[str(n) for n in data.get("notes", [])],
     )
 
 

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
-from ..model import datasheet, progress, slots
-from ..model.compilation import Compilation
+from ..model import cost, datasheet, progress, slots
+from ..model.compilation import Compilation, Note
 from ..model.contract import (KERNEL_IR_PACKED_KEYS, LOOP_IR_BODIES_PACKED_KEYS, OPTIONAL_GRAPH_KEYS, TRACE_SCHEMA,
                               TRACE_VERSION, WRAPPER_PACKED_KEYS, check, pack, packed, unpack, unpacked)
 from ..model.errors import TraceFormatError
@@ -62,19 +62,28 @@ def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
     }
 
 
-def _kernel(k: Kernel, packed_texts: bool = False, raw_ir: bool = False, with_ir: bool = True) -> dict[str, Any]:
+def _kernel(k: Kernel, costs: dict[str, float | None], packed_texts: bool = False, raw_ir: bool = False,
+            with_ir: bool = True) -> dict[str, Any]:
     out = {
         "id": k.id, "name": k.name, "language": k.language, "source": k.source, "group": k.group,
         "loop_ir": k.loop_ir, "post_grad_nodes": k.post_grad_nodes, "fx_nodes": k.fx_nodes,
         "user_lines": [list(u) for u in k.user_lines],
         "line_nodes": {str(line): names for line, names in k.line_nodes.items()},
         "wrapper_lines": k.wrapper_lines, "meta": _jsonable(k.meta),
+        "cost": {key: json_float(v) for key, v in costs.items()},
     }
     if k.provenance_note:
         out["provenance_note"] = k.provenance_note
     if k.ir is not None and with_ir:
         out["ir"] = kernel_ir_to_json(k.ir, packed_texts=packed_texts, raw=raw_ir)
     return out
+
+
+def _kernels(g: GraphCapture, **options: bool) -> list[dict[str, Any]]:
+    """A graph's kernels as JSON, each with its ``cost``: bytes and FLOPs by compiler/model/cost.py, the one
+    place they are computed (the views read them from the trace)."""
+    costs = cost.kernel_costs(g)
+    return [_kernel(k, costs[k.id], **options) for k in g.kernels]
 
 
 def _wrapper(w: Wrapper) -> dict[str, Any]:
@@ -109,7 +118,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "loop_ir": lambda g: [_loop_ir(n) for n in g.loop_ir],
     "fused": lambda g: [to_dict(f) for f in g.fused],
     "not_fused": lambda g: [to_dict(r) for r in g.not_fused],
-    "kernels": lambda g: [_kernel(k) for k in g.kernels],
+    "kernels": lambda g: _kernels(g),
     "wrapper": lambda g: _wrapper(g.wrapper),
     "autotune": lambda g: [{**to_dict(a), "time_ms": json_float(a.time_ms)} for a in g.autotune],
     "features": lambda g: [_feature(f) for f in g.features],
@@ -120,7 +129,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
 
 # A trace written to a file (or sent by a sweep worker) packs each kernel's IR texts, each wrapper (its
 # source and FX form) and a graph's loop-IR body texts: SCHEMA.md, "Packed parts".
-_PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed_texts=True) for k in g.kernels],
+_PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: _kernels(g, packed_texts=True),
                        "wrapper": lambda g: packed(_wrapper(g.wrapper), WRAPPER_PACKED_KEYS),
                        "loop_ir": lambda g: [{k: v for k, v in _loop_ir(n).items() if k != "body"} for n in g.loop_ir],
                        "loop_ir_bodies": lambda g: packed({"bodies": {n.name: n.body for n in g.loop_ir}},
@@ -128,7 +137,7 @@ _PACKED_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [_kernel(k, packed
 
 # A sweep worker's trace also leaves each kernel's IR unbuilt (SCHEMA.md, "Raw kernel IR").
 _RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
-                        "kernels": lambda g: [_kernel(k, packed_texts=True, raw_ir=True) for k in g.kernels]}
+                        "kernels": lambda g: _kernels(g, packed_texts=True, raw_ir=True)}
 
 
 def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False) -> dict[str, Any]:
@@ -184,9 +193,9 @@ class LazyKernel(Mapping):
     """A kernel's JSON whose ``ir`` is serialized when a view first reads it: a live capture builds a
     kernel's IR (nvdisasm, about 0.5 s) on first read, so the kernel table must not read every one."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: Kernel, costs: dict[str, float | None]) -> None:
         self._kernel = kernel
-        self._record = _kernel(kernel, with_ir=False)
+        self._record = _kernel(kernel, costs, with_ir=False)
         self._keys = (*self._record, "ir") if kernel.ir is not None else tuple(self._record)
 
     def __getitem__(self, key: str) -> Any:
@@ -204,7 +213,12 @@ class LazyKernel(Mapping):
         return len(self._keys)
 
 
-_LAZY_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": lambda g: [LazyKernel(k) for k in g.kernels]}
+def _lazy_kernels(g: GraphCapture) -> list[LazyKernel]:
+    costs = cost.kernel_costs(g)
+    return [LazyKernel(k, costs[k.id]) for k in g.kernels]
+
+
+_LAZY_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": _lazy_kernels}
 
 
 def _lazy(g: GraphCapture) -> LazyGraph:
@@ -253,6 +267,8 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
     compile_time = compile_time_json.of(c, lazy=lazy)
     if compile_time is not None:
         out["compile_time"] = compile_time
+    if c.notes:
+        out["notes"] = [to_dict(n) for n in c.notes]
     return out
 
 
@@ -289,6 +305,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             dynamo=dynamo_json.from_json(data.get("dynamo")), origin=dict(data.get("origin") or {}),
             export=export_json.from_json(data.get("export")),
             compile_time_report=compile_time_json.from_json(data.get("compile_time")),
+            notes=[from_dict(Note, n) for n in data.get("notes") or []],
         )
     except TraceFormatError:
         raise

@@ -17,6 +17,25 @@ from .slots import Rendered
 from .stages import GraphCapture
 
 
+@dataclass(frozen=True)
+class Note:
+    """What the compile said, or what the capture put up with, kept on the compilation instead of printed.
+
+    ``kind`` "warning" or "error": torch warned (a ``.item()`` graph break, a fallback) or logged an error;
+    ``source`` is its logger (``torch._dynamo.variables.tensor``) or the warning's category and torch file.
+    ``kind`` "hook failed": a capture hook's own code raised and the compile went on without what that hook
+    records (a stage may be missing something); ``source`` names the hook, ``message`` the exception.
+    """
+
+    kind: str
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        first = self.message.splitlines()[0] if self.message else ""
+        return f"{self.kind} from {self.source}: {first}"
+
+
 @dataclass(repr=False)
 class LiveHandles:
     """What runs a compilation again, held only by the process that compiled it (a saved trace keeps none of
@@ -69,11 +88,16 @@ class Compilation(Rendered):
     compile_time_report: CompileTimeReport | None = field(default=None, repr=False, compare=False)  # built, or loaded
     _compile_time_of: int = field(default=0, repr=False, compare=False)  # how many calls the report was built from
     export: ExportStage | None = None  # an AOT compilation (explorer.export): the exported program and its package
+    # what torch warned while compiling, and what the capture's hooks swallowed to let it go on (Note)
+    notes: list[Note] = field(default_factory=list)
 
     # what runs the program: only in the process that compiled it, None in a loaded trace
     live: LiveHandles | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from .timings import CompileTimings  # torch's nested timers, saying so in their repr
+
+        self.timings = CompileTimings(self.timings)
         for graph in self.graphs:
             graph.library_files = self.library_files
             graph.compilation = self
@@ -269,5 +293,6 @@ class Compilation(Rendered):
     def __repr__(self) -> str:
         kernels = sum(len(g.kernels) for g in self.graphs)
         origin = "" if self.live else ", loaded"
+        notes = f", {len(self.notes)} note{'s' if len(self.notes) != 1 else ''}" if self.notes else ""
         return (f"Compilation({self.function} on {self.device}: {len(self.graphs)} graphs, {kernels} kernels, "
-                f"{self.timings.get('total', 0):.2f}s{origin})")
+                f"{self.timings.get('total', 0):.2f}s{notes}{origin})")

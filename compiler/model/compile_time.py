@@ -27,12 +27,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import slots
+# the phase categories: the flat phases of compiler/model/phases.py, in the order the compile runs through
+# them; each torch timer belongs to one (phases.category_of), an ``other`` child to its parent's
+from .phases import CATEGORIES
 from .slots import Rendered
-
-# Phase categories, in the order the compile runs through them: each torch timer belongs to one
-# (compile_time_build.CATEGORY_OF), an ``other`` child to its parent's.
-CATEGORIES = ("dynamo", "pre_grad", "aot", "inductor", "post_grad", "lowering", "scheduling", "codegen", "wrapper",
-              "kernel_compile", "autotune", "cache", "explorer", "other")
 
 
 @dataclass

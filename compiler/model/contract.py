@@ -128,8 +128,8 @@ def collector_paused() -> Iterator[None]:
 # Keys in an OPTIONAL_* set are left out when empty.
 
 TRACE_KEYS = ("schema", "version", "meta", "inputs", "outputs", "sources", "graphs", "profiles", "numerics",
-              "counters", "dynamo", "origin", "export", "library_files", "compile_time")
-OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time"})
+              "counters", "dynamo", "origin", "export", "library_files", "compile_time", "notes")
+OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time", "notes"})
 META_KEYS = ("function", "device", "device_name", "torch", "triton", "python", "created", "toggles",
              "inductor_overrides", "backward", "timings", "device_peaks")
 OPTIONAL_META_KEYS = frozenset({"device_peaks"})  # only for a GPU compiler/model/datasheet.py lists
@@ -147,19 +147,22 @@ OPTIONAL_LOOP_IR_KEYS = frozenset({"inherited_origins"})
 FUSED_KEYS = ("name", "kind", "nodes", "origins", "kernels")
 NOT_FUSED_KEYS = ("node1", "node2", "reason")
 KERNEL_KEYS = ("id", "name", "language", "source", "group", "loop_ir", "post_grad_nodes", "fx_nodes", "user_lines",
-               "line_nodes", "wrapper_lines", "meta", "provenance_note", "ir")
+               "line_nodes", "wrapper_lines", "meta", "cost", "provenance_note", "ir")
+# a kernel's "cost": {"bytes", "flops"}, computed once by compiler/model/cost.py; absent in traces saved before it
+KERNEL_COST_KEYS = ("bytes", "flops")
 OPTIONAL_KERNEL_KEYS = frozenset({"provenance_note", "ir"})
 WRAPPER_KEYS = ("source", "kernel_lines", "language", "fx")
 OPTIONAL_WRAPPER_KEYS = frozenset({"language", "fx"})  # language: absent for "python"
 AUTOTUNE_KEYS = ("kernel", "choice", "time_ms", "chosen", "source")
 FEATURE_KEYS = ("system", "summary", "kernel", "lines", "nodes", "wrapper_lines", "detail")
+NOTE_KEYS = ("kind", "source", "message")
 
 # where each record sits in a trace (as SCHEMA.md names it) -> its keys
 RECORDS: dict[str, tuple[str, ...]] = {
     "": TRACE_KEYS, "meta": META_KEYS, "graphs[]": GRAPH_KEYS, "graphs[].fx": FX_STAGE_KEYS,
     "graphs[].fx.nodes[]": FX_NODE_KEYS_ALL, "graphs[].loop_ir[]": LOOP_IR_KEYS, "graphs[].fused[]": FUSED_KEYS,
     "graphs[].not_fused[]": NOT_FUSED_KEYS, "graphs[].kernels[]": KERNEL_KEYS, "graphs[].wrapper": WRAPPER_KEYS,
-    "graphs[].autotune[]": AUTOTUNE_KEYS, "graphs[].features[]": FEATURE_KEYS,
+    "graphs[].autotune[]": AUTOTUNE_KEYS, "graphs[].features[]": FEATURE_KEYS, "notes[]": NOTE_KEYS,
 }
 
 # ------------------------------------------------------------------------- what the views read

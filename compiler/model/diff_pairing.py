@@ -10,8 +10,9 @@ with ``now_in`` naming where their nodes went. A JIT compile and an AOT compile 
 the same model trace the same code into differently named FX nodes; their nodes are matched by the
 user's line they were traced at first (``fx_renames``).
 
-How the outputs compare needs torch: ``compiler.diff`` (compiler/runs/diff.py) compares them and hands
-the result to ``diff_of``.
+``diff(a, b)`` (``compiler.diff``, ``explorer.diff``) is here, in the model, so that two saved traces
+compare without importing torch; only when both compilations are live and hold their outputs does it
+call the ``compare_outputs`` slot, which compiler/runs/diff.py fills with the element-wise comparison.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import difflib
 import re
 from typing import Any
 
+from . import slots
 from .compilation import Compilation
 from .diff import Diff, GraphDiff, KernelChange, MemoryChange, OutputComparison, StageCount
 from .stages import GraphCapture, Kernel
@@ -188,3 +190,15 @@ def diff_of(a: Compilation, b: Compilation, outputs: OutputComparison) -> Diff:
     stages = [k for k in a.timings if k in b.timings] + [k for k in b.timings if k not in a.timings]
     timings = {k: (a.timings.get(k), b.timings.get(k)) for k in stages}
     return Diff(label(a), label(b), toggles, graphs, timings, outputs, b)
+
+
+def diff(a: Compilation, b: Compilation) -> Diff:
+    """What changed from ``a`` to ``b`` (toggles, stages, kernels, compile times, outputs)."""
+    for name, c in (("a", a), ("b", b)):
+        if not isinstance(c, Compilation):
+            raise TypeError(f"explorer.diff compares two Compilations; {name} is a {type(c).__name__}")
+    if a.outputs is None or b.outputs is None:
+        outputs = OutputComparison(False, "a compilation loaded from a file has no outputs")
+    else:
+        outputs = slots.compare_outputs(a.outputs, b.outputs)
+    return diff_of(a, b, outputs)

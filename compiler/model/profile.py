@@ -44,6 +44,9 @@ class Profile(Rendered):
     unattributed: dict[str, float]  # what the unattributed time was: operator / CUDA kernel name -> ms per run
     timeline: list[list[Any]] = field(default_factory=list)  # one run: [key, start_us, duration_us]
     created: str = ""
+    # why times may not be the kernels' own (compiler/model/unstable_times.py): unstable runs, too many threads;
+    # about the run that measured them, so not part of what the figures are (and not saved in a trace yet)
+    notes: list[str] = field(default_factory=list)
     _trace: Any = field(default=None, repr=False, compare=False)  # the live torch.profiler result
     # a live GPU profile: each CUDA activity's correlation id -> the key it was attributed to
     _gpu_kernel_keys: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
@@ -82,6 +85,7 @@ class Profile(Rendered):
 
     def __repr__(self) -> str:
         top = ", ".join(f"{k} {v:.3f}" for k, v in self.top_kernels(3))
+        notes = "".join(f"\n  note: {note}" for note in self.notes)
         return (f"Profile({self.device}, {self.runs} runs: {self.total_ms:.3f} ms per run in kernels+externs "
                 f"({self.attributed_ms:.3f} attributed, {self.unattributed_ms:.3f} not), wall {self.wall_ms:.3f} ms; "
-                f"top: {top})")
+                f"top: {top}){notes}")

@@ -18,20 +18,26 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-# The stages of one compile, in the order they come; a display turns the index into a bar.
-COMPILE_STAGES = ("tracing", "aot", "lowering", "scheduling", "codegen", "kernel compile", "run", "backward",
-                  "collecting")
+from .phases import COMPILE_STAGES, stage_place
 
 
 @dataclass(frozen=True)
 class Step:
     task: str  # "compile f", "profile f"
-    stage: str  # one of COMPILE_STAGES for compiles; "warm-up", "profiling", "attributing" for profiles
+    # for compiles a phase of compiler/model/phases.py (COMPILE_STAGES, or a word for one: "tracing",
+    # "kernel compile"); "warm-up", "profiling", "attributing" for profiles
+    stage: str
     done: int | None = None  # counts inside the stage, when known
     total: int | None = None
     detail: str = ""  # "graph 2", "3 choices timed for mm"
     elapsed: float = 0.0  # seconds since the task started
     finished: bool = False  # the last step of a task: a display takes itself away
+
+    @property
+    def place(self) -> float | None:
+        """How far through a compile this step's stage comes (0 to 1), for a bar; None for other work."""
+        index = stage_place(self.stage)
+        return None if index is None else index / len(COMPILE_STAGES)
 
 
 Display = Callable[[Step], None]

@@ -18,7 +18,7 @@ from .._torch import (compile_events, compile_ids, dynamo_codes, errors, hooks, 
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import progress
-from ..model.compilation import Compilation, LiveHandles
+from ..model.compilation import Compilation, LiveHandles, Note
 from ..model.compile_time import CompileCall
 from ..model.compile_time_build import KERNEL_BUILDS, kernel_builds_event
 from ..model.dynamo import DynamoStage
@@ -27,7 +27,7 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
-from .capture_request import CaptureRequest, build_compilation
+from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
 from .specs import user_sources
@@ -74,6 +74,9 @@ class _Recorder:
         self.hook_intervals: list[tuple[str, int, int]] = []
         self.autotune_owners: list[tuple[int, int, tuple[str, ...], int]] = []
         self.record_time = RECORD_COMPILE_TIME
+        # what torch warned and what the hooks swallowed; the compilation holds this list, so a recompile's
+        # notes join it
+        self.notes: list[Note] = []
 
     def timed(self, hook: Callable[..., Any]) -> Callable[..., Any]:
         """``hook`` with its own time noted: what the explorer adds inside torch's phases is its own row."""
@@ -282,6 +285,17 @@ class _Recorder:
         elif self.dynamo.reads(record):
             self.dynamo.add(record)
 
+    def on_torch_warning(self, kind: str, where: str, message: str) -> None:
+        self._note(Note(kind, where, message))
+
+    def on_hook_failed(self, adapter: str, error_type: str, message: str) -> None:
+        self._note(Note("hook failed", adapter, f"{error_type}: {message}" if message else error_type))
+
+    def _note(self, note: Note) -> None:
+        """Each note once: a failing hook fails for every node it sees, a warning may repeat each recompile."""
+        if note not in self.notes:
+            self.notes.append(note)
+
     def on_converted_code(self, code: types.CodeType, fresh: bool) -> None:
         """Every frame Dynamo converts runs in this compilation's runs: its cache is held with it."""
         self.codes.setdefault(code, fresh)
@@ -320,7 +334,7 @@ class _Recorder:
     def rerun(self, compilation: Compilation, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run the compiled function again with the hooks on: graphs Dynamo recompiles for these inputs
         join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
-        start, frames = len(self.inner), copy.deepcopy(self.dynamo.frames)
+        start, frames, notes = len(self.inner), copy.deepcopy(self.dynamo.frames), len(self.notes)
         self.active, self.stage = True, "tracing"
         self.begin_call()
         try:
@@ -329,6 +343,7 @@ class _Recorder:
             collecting_from = time.time_ns()
         except Exception as error:
             del self.inner[start:]
+            del self.notes[notes:]
             self.dynamo.frames = frames
             raise CompileError(_failed_stage(self.stage, error), compile_errors.describe(error), compilation) from error
         finally:
@@ -498,10 +513,11 @@ def _compilation(request: CaptureRequest, recorder: _Recorder, live: LiveHandles
     dynamo = recorder.dynamo_stage(graphs)
     sources = user_sources(graphs)
     add_sources(sources, dynamo, recorder.dynamo.line_texts)
-    compilation = build_compilation(
+    compilation = compilation_from_capture(
         request, live, graphs=graphs, timings=timings, sources=sources, dynamo=dynamo, log_path=recorder.log_path,
         overrides=overrides,
         library_files={file: library for file in sources if (library := frames.library_of(file))},
+        notes=recorder.notes,
     )
     recorder.hold_codes(compilation)
     compilation.compile_calls.append(recorder.end_call("capture", recorder.collecting_from))

@@ -2,7 +2,7 @@
 
 ``capture()`` and ``capture_export()`` check their arguments, resolve the toggles and find the device, then
 hand one frozen ``CaptureRequest`` down: every step reads the same resolved values instead of each one
-taking and passing on a dozen parameters. Both end in ``build_compilation``, which fills what every capture
+taking and passing on a dozen parameters. Both end in ``compilation_from_capture``, which fills what every capture
 fills alike around the parts each one collected its own way.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .._torch import environment
-from ..model.compilation import Compilation, LiveHandles
+from ..model.compilation import Compilation, LiveHandles, Note
 from ..model.dynamo import DynamoStage
 from ..model.export import ExportStage
 from ..model.stages import GraphCapture
@@ -37,12 +37,14 @@ class CaptureRequest:
     trace_dir: str | Path | None = None  # where the compile's TORCH_TRACE log goes, if anywhere
 
 
-def build_compilation(request: CaptureRequest, live: LiveHandles, *, graphs: list[GraphCapture],
-                      timings: dict[str, float], sources: dict[str, dict[int, str]], dynamo: DynamoStage,
-                      log_path: Path | None, overrides: dict[str, Any] | None = None,
-                      library_files: dict[str, str] | None = None, export: ExportStage | None = None) -> Compilation:
+def compilation_from_capture(request: CaptureRequest, live: LiveHandles, *, graphs: list[GraphCapture],
+                             timings: dict[str, float], sources: dict[str, dict[int, str]], dynamo: DynamoStage,
+                             log_path: Path | None, overrides: dict[str, Any] | None = None,
+                             library_files: dict[str, str] | None = None, export: ExportStage | None = None,
+                             notes: list[Note] | None = None) -> Compilation:
     """The Compilation of ``request``: the toggles asked for, the specs of the inputs and of what the capture's
-    call returned, when, where the log went and the environment, around what the capture collected."""
+    call returned, when, where the log went and the environment, around what the capture collected. ``notes``
+    is kept as given (not copied): the capture's recorder adds what a recompile notes to the same list."""
     return Compilation(
         function=request.name,
         toggles=toggles.toggle_names_for(request.settings) if request.config else {},
@@ -58,6 +60,7 @@ def build_compilation(request: CaptureRequest, live: LiveHandles, *, graphs: lis
         dynamo=dynamo,
         origin={"log": str(log_path)} if log_path else {},
         export=export,
+        notes=notes if notes is not None else [],
         live=live,
         **environment.describe(request.device),
     )

@@ -5,7 +5,7 @@ One reader for both origins: a capture collects the records torch emits while it
 added in log order, grouped by Dynamo's compile id; ``stage()`` links them to the graphs compiled
 for each compile id. Everything is parsed from text and JSON; nothing is evaluated.
 
-Which record says what (torch 2.11 to 2.14):
+Which record says what (torch 2.11 to 2.14); ``RECORD_READERS`` maps each to its handler:
 - ``dynamo_start``: a frame compile begins (its user stack names the function).
 - ``dynamo_cpp_guards_str``: the guard tree Dynamo installed, one guard per ``+-`` line, with the
   user line each came from in a trailing comment (file names shortened relative to torch).
@@ -23,17 +23,13 @@ import linecache
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .._torch import fx_meta
 from ..model.dynamo import (DynamoFrame, DynamoStage, FrameMetrics, GraphBreak, Guard, Recompile, ShapeGuard,
                             ShapeSymbol, UserLine)
 from ..model.trace_log import Record
 
-READS = frozenset({"dynamo_start", "dynamo_cpp_guards_str", "dynamo_graph_break_reason", "recompile_reasons",
-                   "create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization", "guard_added_fast",
-                   "guard_added", "compilation_metrics", "bwd_compilation_metrics", "str"})
-PAYLOADS = frozenset({"dynamo_cpp_guards_str", "dynamo_graph_break_reason", "recompile_reasons"})
 
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
 _TREE = re.compile(r"^(?P<bars>(?:\| )*)\+- (?P<head>.*)$")
@@ -82,48 +78,67 @@ class DynamoRecords:
 
     # --- adding records ----------------------------------------------------------------------
     def add(self, record: Record) -> None:
-        name = record.name
-        if name == "str":
-            self._intern(record.data)
+        """Keep what ``record`` says, through its kind's entry in ``RECORD_READERS`` (other kinds are ignored)."""
+        reader = RECORD_READERS.get(record.name)
+        if reader is None or (reader.per_frame and record.compile_id is None):
             return
-        if name not in READS or record.compile_id is None:
-            return
-        frame = self.frames.get(record.compile_id)
+        frame = self._frame_of(record.compile_id) if reader.per_frame else None
+        reader.handle(self, frame, record, record.data if isinstance(record.data, dict) else {})
+
+    def _frame_of(self, compile_id: str) -> _Frame:
+        frame = self.frames.get(compile_id)
         if frame is None:
-            frame = self.frames[record.compile_id] = _Frame(record.compile_id, len(self.frames))
-        data = record.data if isinstance(record.data, dict) else {}
-        if name == "dynamo_start":
-            stack = self._stack(data.get("stack"))
-            if stack:
-                frame.filename, frame.line, frame.function = stack[-1]
-        elif name == "dynamo_cpp_guards_str":
-            frame.guard_tree = record.payload or frame.guard_tree  # the latest attempt's guards win
-        elif name == "dynamo_graph_break_reason":
-            graph_break = _graph_break(record.payload or "", record.compile_id)
-            for file, line, _ in graph_break.stack:
-                self._quote(file, line, graph_break_line(record.payload or "", file, line))
-            if not any(_same_break(graph_break, b) for b in frame.breaks):
-                frame.breaks.append(graph_break)
-        elif name == "recompile_reasons":
-            frame.recompile_reasons = _reasons(record)
-        elif name in ("create_symbol", "create_unbacked_symbol"):
-            self._symbol(frame, data, unbacked=name == "create_unbacked_symbol")
-        elif name == "symbolic_shape_specialization":
-            symbol = frame.symbols.get(str(data.get("symbol", "")))
-            if symbol is not None:
-                symbol.specialized = str(data.get("value"))
-                symbol.specialization_reason = str(data.get("reason") or "")
-        elif name in ("guard_added_fast", "guard_added"):
-            expr = str(data.get("expr", ""))
-            if expr and all(g.expr != expr for g in frame.shape_guards):
-                frame.shape_guards.append(ShapeGuard(expr, self._innermost(data.get("user_stack"))))
-        elif name in ("compilation_metrics", "bwd_compilation_metrics"):
-            kind = "backward" if name.startswith("bwd") else "frame"
-            frame.metrics.append(FrameMetrics(record.compile_id, kind, metric_values(data)))
-            if kind == "frame" and data.get("co_name"):
-                frame.function = str(data["co_name"])
-                frame.filename = str(data.get("co_filename") or frame.filename or "") or None
-                frame.line = data.get("co_firstlineno") if isinstance(data.get("co_firstlineno"), int) else frame.line
+            frame = self.frames[compile_id] = _Frame(compile_id, len(self.frames))
+        return frame
+
+    # One handler per record kind, (frame, record, its header's dict): RECORD_READERS below says which.
+    def _interned(self, _frame: None, record: Record, _data: dict[str, Any]) -> None:
+        self._intern(record.data)
+
+    def _started(self, frame: _Frame, _record: Record, data: dict[str, Any]) -> None:
+        stack = self._stack(data.get("stack"))
+        if stack:
+            frame.filename, frame.line, frame.function = stack[-1]
+
+    def _guard_tree(self, frame: _Frame, record: Record, _data: dict[str, Any]) -> None:
+        frame.guard_tree = record.payload or frame.guard_tree  # the latest attempt's guards win
+
+    def _broke(self, frame: _Frame, record: Record, _data: dict[str, Any]) -> None:
+        graph_break = _graph_break(record.payload or "", record.compile_id)
+        for file, line, _ in graph_break.stack:
+            self._quote(file, line, graph_break_line(record.payload or "", file, line))
+        if not any(_same_break(graph_break, b) for b in frame.breaks):
+            frame.breaks.append(graph_break)
+
+    def _recompiled(self, frame: _Frame, record: Record, _data: dict[str, Any]) -> None:
+        frame.recompile_reasons = _reasons(record)
+
+    def _backed_symbol(self, frame: _Frame, _record: Record, data: dict[str, Any]) -> None:
+        self._symbol(frame, data, unbacked=False)
+
+    def _unbacked_symbol(self, frame: _Frame, _record: Record, data: dict[str, Any]) -> None:
+        self._symbol(frame, data, unbacked=True)
+
+    def _specialized(self, frame: _Frame, _record: Record, data: dict[str, Any]) -> None:
+        symbol = frame.symbols.get(str(data.get("symbol", "")))
+        if symbol is not None:
+            symbol.specialized = str(data.get("value"))
+            symbol.specialization_reason = str(data.get("reason") or "")
+
+    def _shape_guard(self, frame: _Frame, _record: Record, data: dict[str, Any]) -> None:
+        expr = str(data.get("expr", ""))
+        if expr and all(g.expr != expr for g in frame.shape_guards):
+            frame.shape_guards.append(ShapeGuard(expr, self._innermost(data.get("user_stack"))))
+
+    def _frame_metrics(self, frame: _Frame, record: Record, data: dict[str, Any]) -> None:
+        frame.metrics.append(FrameMetrics(record.compile_id or "", "frame", metric_values(data)))
+        if data.get("co_name"):
+            frame.function = str(data["co_name"])
+            frame.filename = str(data.get("co_filename") or frame.filename or "") or None
+            frame.line = data.get("co_firstlineno") if isinstance(data.get("co_firstlineno"), int) else frame.line
+
+    def _backward_metrics(self, frame: _Frame, record: Record, data: dict[str, Any]) -> None:
+        frame.metrics.append(FrameMetrics(record.compile_id or "", "backward", metric_values(data)))
 
     def _intern(self, data: Any) -> None:
         if isinstance(data, (list, tuple)) and len(data) == 2 and isinstance(data[1], int):
@@ -204,6 +219,37 @@ class DynamoRecords:
             resume=resume.compile_id if resume else None,
             graphs_before=list(graphs.get(frame.compile_id, ())),
             graphs_after=list(graphs.get(resume.compile_id, ())) if resume else [])
+
+
+@dataclass(frozen=True)
+class RecordReader:
+    """How the Dynamo stage reads one record kind: its handler, whether it needs the payload text (the
+    capture keeps payloads of these kinds only), and whether it belongs to a frame compile (a record of
+    such a kind without a compile id is dropped)."""
+
+    handle: Callable[[DynamoRecords, Any, Record, dict[str, Any]], None]
+    payload: bool = False
+    per_frame: bool = True
+
+
+# record name (an artifact's own name) -> how it is read. The kinds read and those whose payloads are kept
+# are derived from it: adding a record kind adds an entry here.
+RECORD_READERS: dict[str, RecordReader] = {
+    "str": RecordReader(DynamoRecords._interned, per_frame=False),
+    "dynamo_start": RecordReader(DynamoRecords._started),
+    "dynamo_cpp_guards_str": RecordReader(DynamoRecords._guard_tree, payload=True),
+    "dynamo_graph_break_reason": RecordReader(DynamoRecords._broke, payload=True),
+    "recompile_reasons": RecordReader(DynamoRecords._recompiled, payload=True),
+    "create_symbol": RecordReader(DynamoRecords._backed_symbol),
+    "create_unbacked_symbol": RecordReader(DynamoRecords._unbacked_symbol),
+    "symbolic_shape_specialization": RecordReader(DynamoRecords._specialized),
+    "guard_added_fast": RecordReader(DynamoRecords._shape_guard),
+    "guard_added": RecordReader(DynamoRecords._shape_guard),
+    "compilation_metrics": RecordReader(DynamoRecords._frame_metrics),
+    "bwd_compilation_metrics": RecordReader(DynamoRecords._backward_metrics),
+}
+READS = frozenset(RECORD_READERS)
+PAYLOADS = frozenset(name for name, reader in RECORD_READERS.items() if reader.payload)
 
 
 def _skipped(frame: _Frame) -> str:

@@ -28,7 +28,7 @@ from ..model.errors import CompileError, ExportError
 from ..model.export import ExportStage
 from . import compile_errors, export_errors, package_check, toggles
 from .capture import _Recorder
-from .capture_request import CaptureRequest, build_compilation
+from .capture_request import CaptureRequest, compilation_from_capture
 from .specs import user_sources
 
 
@@ -162,8 +162,9 @@ def _capture(request: ExportRequest) -> Compilation:
                         package_path=str(path))
     live = LiveHandles(loaded, module, args, kwargs, grad_enabled=False, outputs=outputs, rerun=_no_recompile,
                        build_package=_package_builder(program, recorder.settings, request.device))
-    return build_compilation(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
-                             dynamo=DynamoStage(), log_path=recorder.log_path, export=stage)
+    return compilation_from_capture(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
+                                    dynamo=DynamoStage(), log_path=recorder.log_path, export=stage,
+                                    notes=recorder.notes)
 
 
 def _compiler_name(settings: dict[str, Any]) -> str:

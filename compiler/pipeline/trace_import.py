@@ -10,6 +10,10 @@ A compile's Compilation holds what the log has: Dynamo's FX graph, the post-grad
 code with its kernels split out, kernel <-> node provenance when the run tracked it
 (``INDUCTOR_PROVENANCE=1``), guards, graph breaks, symbols, recompiles and metrics. It has no live
 handles, loop IR, fused groups or autotuning tables (a log does not record them).
+
+Each record kind is read by its entry in a table, ``{record name: handler}``: INDEX_NOTES while a log is
+indexed, COMPILE_READERS when a compile is built, RECORD_READERS (dynamo_records.py) for Dynamo's own.
+A kind no table knows (and SKIPPED_KINDS does not name) is counted: ``LogIndex.records_not_read``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..model.compilation import Compilation
 from ..model.compile_time import CompileCall
@@ -31,14 +35,12 @@ from ..model.stages import FxStage, GraphCapture
 from ..model.trace_log import LogProblems, Record, Span, read_records
 from . import aot_log
 from .assemble import InnerRecord, assemble_stages
-from .dynamo_records import DynamoRecords, add_sources
+from .dynamo_records import READS, DynamoRecords, add_sources
 from .fx_text import link, parse, user_lines
 
-# Record kinds this reader knows: the ones it reads, and the ones it knowingly leaves out.
-GRAPH_KINDS = frozenset({"dynamo_output_graph", "inductor_post_grad_graph", "inductor_output_code",
-                         "inductor_provenance_tracking_node_mappings", "inductor_provenance_tracking_kernel_stack_traces",
-                         "describe_tensor", "describe_source", "aot_forward_graph", "aot_backward_graph",
-                         "aot_inference_graph"})
+# Record kinds this reader knowingly leaves out. The kinds it reads are the keys of its tables: INDEX_NOTES
+# (what the index keeps), COMPILE_READERS (what a compile's Compilation is built from) and the Dynamo
+# stage's RECORD_READERS (compiler/pipeline/dynamo_records.py); any other kind is counted as not read.
 SKIPPED_KINDS = frozenset({"artifact", "chromium_event", "describe_storage", "dump_file", "link", "graph_dump",
                            "aot_joint_graph", "compiled_autograd_graph", "optimize_ddp_split_graph",
                            "optimize_ddp_split_child", "missing_fake_kernel", "mismatched_fake_kernel",
@@ -50,7 +52,6 @@ _TIMER_EVENTS = "chromium_event"  # torch's timers, read back when a compile-tim
 _CACHE_HIT = "fx_graph_cache_hit"  # the artifact of an FX graph cache hit: what it saved
 _RANK_IN_NAME = re.compile(r"rank_(\d+)_")
 _AOT_ID = re.compile(r"#\s*AOT ID: \['\d+_(?P<kind>\w+)'\]")
-_AOT_KINDS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 
 
 def trace_env(trace_dir: str | Path) -> dict[str, str]:
@@ -102,6 +103,12 @@ class LogIndex:
     problems: LogProblems = field(default_factory=LogProblems)
     compiles: dict[str, CompileIndex] = field(default_factory=dict)
     dynamo: DynamoRecords = field(default_factory=DynamoRecords)
+
+    @property
+    def records_not_read(self) -> dict[str, int]:
+        """``{record kind: count}`` of the log's records no table of this reader knows (newer torch, most
+        often): what the explorer shows nothing of (``ts[rank].index.records_not_read``)."""
+        return dict(self.problems.unknown.most_common())
 
 
 def _is_timer(record: Record) -> bool:
@@ -175,29 +182,50 @@ def index_log(path: Path) -> LogIndex:
 
 
 def _note(index: LogIndex, record: Record) -> None:
-    """What the index keeps of one record."""
-    name = record.name
-    if record.kind not in GRAPH_KINDS | SKIPPED_KINDS and not DynamoRecords.reads(record):
+    """What the index keeps of one record: its kind's entry in INDEX_NOTES, and Dynamo's records (but
+    the guard trees, the heaviest, read when a compile is built); unknown kinds are counted."""
+    if record.kind not in KNOWN_KINDS:
         index.problems.unknown[record.kind] += 1
         return
-    if name == "torch_version" and record.payload:
+    if DynamoRecords.reads(record) and record.name != "dynamo_cpp_guards_str":
+        index.dynamo.add(record)
+    note = INDEX_NOTES.get(record.name)
+    if note is not None:
+        note(index, index.compiles.get(record.compile_id or ""), record)
+
+
+def _note_torch_version(index: LogIndex, _entry: CompileIndex | None, record: Record) -> None:
+    if record.payload:
         try:
             index.torch = str(json.loads(record.payload).get("pytorch_version")) or index.torch
         except (ValueError, AttributeError):
             pass
-    if name == "compilation_metrics" and isinstance(record.data, dict) and index.torch is None:
+
+
+def _note_metrics_torch(index: LogIndex, _entry: CompileIndex | None, record: Record) -> None:
+    if isinstance(record.data, dict) and index.torch is None:
         index.torch = record.data.get("pytorch_version") or None
-    if DynamoRecords.reads(record) and name != "dynamo_cpp_guards_str":
-        index.dynamo.add(record)
-    entry = index.compiles.get(record.compile_id or "")
-    if entry is None:
-        return
-    if name == "dynamo_output_graph":
+
+
+def _note_dynamo_graph(_index: LogIndex, entry: CompileIndex | None, record: Record) -> None:
+    if entry is not None:
         entry.graph_checksum = record.checksum
         sizes = record.data.get("sizes") if isinstance(record.data, dict) else None
         entry.graph_nodes = len(sizes) if isinstance(sizes, dict) else None
-    elif name == "inductor_output_code":
+
+
+def _note_output_code(_index: LogIndex, entry: CompileIndex | None, _record: Record) -> None:
+    if entry is not None:
         entry.output_codes += 1
+
+
+# record name -> what the index keeps of it (index, its compile's entry or None, the record)
+INDEX_NOTES: dict[str, Callable[[LogIndex, CompileIndex | None, Record], None]] = {
+    "torch_version": _note_torch_version,
+    "compilation_metrics": _note_metrics_torch,
+    "dynamo_output_graph": _note_dynamo_graph,
+    "inductor_output_code": _note_output_code,
+}
 
 
 def _check_complete(index: LogIndex) -> None:
@@ -245,7 +273,7 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
 
 
 def _wanted(record: Record) -> bool:
-    return (record.name in GRAPH_KINDS or _is_timer(record) or DynamoRecords.reads(record)
+    return (record.name in COMPILE_READERS or _is_timer(record) or DynamoRecords.reads(record)
             or aot_log.part(record) is not None or (record.compile_id or "").startswith(aot_log.PREFIX))
 
 
@@ -260,38 +288,106 @@ class _Inner:
     kernel_code: str = ""  # an AOT compile's kernel file
 
 
-def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
-    """The Compilation of one compile id, from its records (what the log holds of it)."""
+@dataclass
+class _CompileParts:
+    """What a compile's records hold, gathered in log order by the COMPILE_READERS handlers."""
+
+    fx_code: str = ""
+    inners: list[_Inner] = field(default_factory=list)
+    aot_kinds: list[str] = field(default_factory=list)
+    tensors: "_Tensors" = field(default_factory=lambda: _Tensors())
+
+    def current(self, open_slot: Callable[[_Inner], bool]) -> _Inner:
+        """The inner compile a record belongs to: the latest one still missing that part."""
+        for inner in reversed(self.inners):
+            if open_slot(inner):
+                return inner
+        self.inners.append(_Inner())
+        return self.inners[-1]
+
+
+def _read_fx_graph(parts: _CompileParts, record: Record) -> None:
+    parts.fx_code = record.payload or ""
+
+
+def _read_post_grad(parts: _CompileParts, record: Record) -> None:
+    parts.inners.append(_Inner(post_grad=record.payload or ""))
+
+
+def _read_output_code(parts: _CompileParts, record: Record) -> None:
+    inner = parts.current(lambda i: not i.output_code)
+    inner.output_code = record.payload or ""
+    kind = _AOT_ID.search(inner.output_code[:400])
+    inner.kind = kind["kind"] if kind else ""
+
+
+def _read_node_mappings(parts: _CompileParts, record: Record) -> None:
+    parts.current(lambda i: not i.mappings).mappings = _json(record) or {}
+
+
+def _read_kernel_traces(parts: _CompileParts, record: Record) -> None:
+    parts.current(lambda i: not i.traces).traces = _json(record) or {}
+
+
+def _read_tensor(parts: _CompileParts, record: Record) -> None:
+    parts.tensors.add(record.name, record.data)
+
+
+def _read_aot_graph(kind: str) -> Callable[[_CompileParts, Record], None]:
+    """AOTAutograd's graph of one kind: which kind each inner compile is, when its code does not say."""
+    def read(parts: _CompileParts, _record: Record) -> None:
+        parts.aot_kinds.append(kind)
+    return read
+
+
+def _read_aot_wrapper(parts: _CompileParts, record: Record) -> None:
+    inner = parts.current(lambda i: not i.output_code)
+    inner.output_code, inner.language, inner.kind = record.payload or "", "cpp", "inference"
+
+
+def _read_aot_kernels(parts: _CompileParts, record: Record) -> None:
+    parts.current(lambda i: not i.kernel_code).kernel_code = record.payload or ""
+
+
+# record name -> how a compile's Compilation reads it (Dynamo's records go to its stage besides)
+COMPILE_READERS: dict[str, Callable[[_CompileParts, Record], None]] = {
+    "dynamo_output_graph": _read_fx_graph,
+    "inductor_post_grad_graph": _read_post_grad,
+    "inductor_output_code": _read_output_code,
+    "inductor_provenance_tracking_node_mappings": _read_node_mappings,
+    "inductor_provenance_tracking_kernel_stack_traces": _read_kernel_traces,
+    "describe_tensor": _read_tensor,
+    "describe_source": _read_tensor,
+    "aot_forward_graph": _read_aot_graph("forward"),
+    "aot_backward_graph": _read_aot_graph("backward"),
+    "aot_inference_graph": _read_aot_graph("inference"),
+}
+# an AOTInductor compile's own records (compiler/pipeline/aot_log.py), keyed by their aot_log name
+AOT_COMPILE_READERS: dict[str, Callable[[_CompileParts, Record], None]] = {
+    **COMPILE_READERS,
+    aot_log.FX_GRAPH: _read_fx_graph,
+    aot_log.WRAPPER: _read_aot_wrapper,
+    aot_log.KERNELS: _read_aot_kernels,
+}
+GRAPH_KINDS = frozenset(COMPILE_READERS)  # the kinds a compile is built from, beyond Dynamo's and the timers
+# every record kind this reader reads or knowingly leaves out; a record of any other kind is counted as not read
+KNOWN_KINDS = frozenset(INDEX_NOTES) | frozenset(AOT_COMPILE_READERS) | READS | SKIPPED_KINDS
+
+
+def compilation_from_log(index: LogIndex, compile_id: str) -> Compilation:
+    """The Compilation of one compile id, from its records (what the log holds of it); each record is read
+    by its kind's entry in COMPILE_READERS (AOT_COMPILE_READERS for an AOTInductor compile)."""
     records = read_compile(index, compile_id)
     dynamo = index.dynamo.outline()
-    fx_code, inners, aot_kinds, tensors = "", [], [], _Tensors()
+    readers = AOT_COMPILE_READERS if aot_log.is_aot(compile_id) else COMPILE_READERS
+    parts = _CompileParts()
     for record in records:
-        name = record.name
         if DynamoRecords.reads(record):
             dynamo.add(record)
-        if name == "dynamo_output_graph" or (name == aot_log.FX_GRAPH and aot_log.is_aot(compile_id)):
-            fx_code = record.payload or ""
-        elif aot_log.code_of(record) == aot_log.WRAPPER:
-            inner = _current(inners, lambda i: not i.output_code)
-            inner.output_code, inner.language, inner.kind = record.payload or "", "cpp", "inference"
-        elif aot_log.code_of(record) == aot_log.KERNELS:
-            _current(inners, lambda i: not i.kernel_code).kernel_code = record.payload or ""
-        elif name in _AOT_KINDS:
-            aot_kinds.append(_AOT_KINDS[name])
-        elif name == "inductor_post_grad_graph":
-            inners.append(_Inner(post_grad=record.payload or ""))
-        elif name == "inductor_output_code":
-            inner = _current(inners, lambda i: not i.output_code)
-            inner.output_code = record.payload or ""
-            kind = _AOT_ID.search(inner.output_code[:400])
-            inner.kind = kind["kind"] if kind else ""
-        elif name == "inductor_provenance_tracking_node_mappings":
-            _current(inners, lambda i: not i.mappings).mappings = _json(record) or {}
-        elif name == "inductor_provenance_tracking_kernel_stack_traces":
-            _current(inners, lambda i: not i.traces).traces = _json(record) or {}
-        elif name in ("describe_tensor", "describe_source"):
-            tensors.add(name, record.data)
-    graphs = _graphs(fx_code, inners, aot_kinds)
+        read = readers.get(aot_log.code_of(record) or record.name)
+        if read is not None:
+            read(parts, record)
+    graphs = _graphs(parts.fx_code, parts.inners, parts.aot_kinds)
     for graph in graphs:
         graph.compile_id = compile_id
     stage = dynamo.stage({compile_id: [g.id for g in graphs]}, [compile_id],
@@ -304,7 +400,7 @@ def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
     add_sources(sources, stage, dynamo.line_texts, read_files=False)
     metrics = next((m.values for m in stage.compile_metrics if m.kind == "frame"), {})
     frame = stage.frames[0] if stage.frames else None
-    device = tensors.device() or ("cuda" if any(k.language in ("triton", "template") for g in graphs
+    device = parts.tensors.device() or ("cuda" if any(k.language in ("triton", "template") for g in graphs
                                                  for k in g.kernels) else "cpu")
     return Compilation(
         function=(frame.function if frame else "") or str(metrics.get("co_name") or
@@ -315,19 +411,10 @@ def build_compilation(index: LogIndex, compile_id: str) -> Compilation:
         python=str(metrics.get("python_version") or "?").split(" ")[0],
         created=_created(metrics.get("start_time")), toggles={}, inductor_overrides={},
         backward=any(g.kind == "backward" for g in graphs), timings=_timings(stage.compile_metrics),
-        inputs=tensors.inputs(), output_specs=[], graphs=graphs, sources=sources, dynamo=stage,
+        inputs=parts.tensors.inputs(), output_specs=[], graphs=graphs, sources=sources, dynamo=stage,
         origin={"log": str(index.path), "rank": index.rank, "compile_id": compile_id},
         compile_calls=[call] if (call := timer_call(records)) is not None else [],
     )
-
-
-def _current(inners: list[_Inner], open_slot) -> _Inner:
-    """The inner compile a record belongs to: the latest one still missing that part."""
-    for inner in reversed(inners):
-        if open_slot(inner):
-            return inner
-    inners.append(_Inner())
-    return inners[-1]
 
 
 def _json(record: Record) -> Any:
@@ -412,3 +499,4 @@ def _timings(metrics: list[Any]) -> dict[str, float]:
             if isinstance(value, (int, float)):
                 out[name] = round(out.get(name, 0.0) + value * scale, 6)
     return out
+

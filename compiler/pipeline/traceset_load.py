@@ -12,7 +12,7 @@ from ..model.compile_time import CompileTimeReport
 from ..model.compile_time_build import build as build_compile_time
 from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, divergence
 from . import aot_log
-from .trace_import import LogIndex, build_compilation, find_logs, index_log, rank_in_name, rank_timer_call
+from .trace_import import LogIndex, compilation_from_log, find_logs, index_log, rank_in_name, rank_timer_call
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:
@@ -63,7 +63,7 @@ def load_trace(path: str | Path) -> TraceSet:
             key = f"{rank}@{index.path.stem}"
             problems.append(f"more than one log for rank {rank} (a directory shared by several runs?): "
                             f"{index.path.name} is kept as rank {key!r}")
-        ranks[key] = RankTrace(_summarize(index, key), index, build_compilation, rank_compile_time)
+        ranks[key] = RankTrace(_summarize(index, key), index, compilation_from_log, rank_compile_time)
     versions = {r.summary.torch for r in ranks.values() if r.summary.torch}
     if len(versions) > 1:
         problems.append(f"the ranks ran different torch versions: {sorted(versions)}")

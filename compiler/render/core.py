@@ -154,7 +154,8 @@ def _(c: Compilation) -> Any:
     info = tree.add(Text("settings"))
     info.add(f"torch {c.torch}, triton {c.triton}, {c.device_name}")
     info.add(f"toggles: {c.toggles or 'none'}; inductor overrides: {c.inductor_overrides or 'none'}")
-    info.add("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in c.timings.items() if v))
+    info.add("timings (torch's own timers, nested, so they overlap; the flat breakdown: c.compile_time): "
+             + ", ".join(f"{k} {v:.3f}s" for k, v in c.timings.items() if v))
     if c.dynamo:
         tree.add(rich_of(c.dynamo))
     for graph in c.graphs:

@@ -49,7 +49,7 @@ def _(p: Profile) -> Any:
                 f"wall {p.wall_ms:.4f} ms", style="bold")
     rest = ", ".join(f"{name} {ms:.4f}" for name, ms in list(p.unattributed.items())[:5])
     note = Text(f"unattributed {p.unattributed_ms:.4f} ms" + (f": {rest}" if rest else ""), style="dim")
-    return Group(head, kernels, lines, note)
+    return Group(head, kernels, lines, note, *(Text(f"note: {n}", style="yellow") for n in p.notes))
 
 
 @html_of.register
@@ -57,7 +57,8 @@ def _(p: Profile) -> str:
     head = (f"<b>{html.escape(p.device)}, {p.runs} runs</b>: {p.total_ms:.4f} ms per run in the compiled graphs, "
             f"wall {p.wall_ms:.4f} ms; unattributed {p.unattributed_ms:.4f} ms")
     return ("<div>" + head + table_html(["kernel", "language", "ms / run", "calls", "share", ""], _profile_rows(p))
-            + table_html(["line", "ms / run", "share"], _line_rows(p)) + "</div>")
+            + table_html(["line", "ms / run", "share"], _line_rows(p))
+            + "".join(f"<p>note: {html.escape(n)}</p>" for n in p.notes) + "</div>")
 
 
 def _g(value: float | None) -> str:

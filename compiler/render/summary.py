@@ -8,15 +8,16 @@ the wrapper) stays ``rich.print(c)`` / ``--full`` away.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from ..model.compilation import Compilation
-from ..model.formatting import where
+from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
@@ -28,8 +29,8 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     kernels (slowest first when ``c`` holds a profile), each with the user line it came from;
     ``kernels_shown=0`` leaves the kernels out (a caller printing its own kernels table)."""
     total = c.timings.get("total")
-    head = Text(f"{c.function}", style="bold")
-    head.append(f" on {c.device_name} · torch {c.torch}" + (f" · {total:.2f} s" if total else ""))
+    head = _Head(Text(f"{c.function}", style="bold") + Text(f" on {c.device_name}"),
+                 [f"torch {c.torch}"] + ([f"compiled in {total:.1f} s"] if total else []))
     parts: list[Any] = [head]
     if c.export is not None:  # an AOTInductor package (explorer.export)
         ranges = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in c.export.range_constraints.items())
@@ -37,10 +38,11 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     dynamo = c.dynamo
     if dynamo.graph_breaks:
         first = dynamo.graph_breaks[0]
-        parts.append(Text(f"{len(dynamo.graph_breaks)} graph break(s); first: {first.reason} at "
+        parts.append(Text(f"{_counted(len(dynamo.graph_breaks), 'graph break')}; first: {first.reason} at "
                           f"{where(first.user_line) or '?'}", style="yellow"))
     for frame in dynamo.skipped_frames:
         parts.append(Text(f"{frame.function} ran eagerly (Dynamo gave up on it): {frame.skipped}", style="yellow"))
+    parts += _notes(c)
     if not c.graphs:
         parts.append(Text("nothing was compiled", style="yellow"))
     profile = c.profiles[-1] if c.profiles else None
@@ -52,18 +54,68 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     return Group(*parts)
 
 
+@dataclass
+class _Head:
+    """The head line: what was compiled, then its phrases joined by " · "; on a narrow terminal it breaks
+    between phrases only, so no figure is parted from its label."""
+
+    lead: Text
+    phrases: list[str]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = self.lead.copy()
+        for phrase in self.phrases:
+            if line.cell_len + len(f" · {phrase}") > options.max_width:
+                yield line
+                line = Text(f"  {phrase}")
+            else:
+                line.append(f" · {phrase}")
+        yield line
+
+
+def _notes(c: Compilation) -> list[Text]:
+    """A failed capture hook, each on its line (a stage may lack what that hook records); torch's own
+    warnings, kept off stderr during the compile, as one line that says where they are."""
+    failed = [note for note in c.notes if note.kind == "hook failed"]
+    said = len(c.notes) - len(failed)
+    lines = [Text(f"{note} (the compile went on without it)", style="yellow") for note in failed]
+    if said:
+        lines.append(Text(f"torch said {_counted(said, 'thing')} during the compile: c.notes", style="dim"))
+    return lines
+
+
+def _counted(n: int, noun: str) -> str:
+    """``1 kernel``, ``2 kernels``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _sizes(graph: GraphCapture) -> str:
     return (f"{len(graph.fx.nodes)} FX -> {len(graph.post_grad.nodes)} post-grad -> {len(graph.loop_ir)} loop-IR "
-            f"-> {len(graph.fused)} fused -> {len(graph.kernels)} kernels")
+            f"-> {len(graph.fused)} fused -> {_counted(len(graph.kernels), 'kernel')}")
 
 
-def _fusions(graph: GraphCapture) -> list[Text]:
+@dataclass
+class _Fusion:
+    """One fused group on one line: its node list is cut to fit the terminal, its kernel ids never (people
+    copy them into ``g.kernel(...)``)."""
+
+    nodes: str
+    kernels: str
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = options.max_width - len(f"  fused  -> {self.kernels}")
+        yield Text(f"  fused {self.nodes if len(self.nodes) <= room else shorten(self.nodes, max(room, 4))} "
+                   f"-> {self.kernels}")
+
+
+def _fusions(graph: GraphCapture) -> list[Any]:
     """The groups where Inductor fused several loop-IR nodes into one kernel."""
     fused = [g for g in graph.fused if len(g.nodes) > 1]
-    lines = [Text(f"  fused {'+'.join(g.nodes)} -> {', '.join(g.kernels) or '(no kernel)'}", overflow="ellipsis",
-                  no_wrap=True) for g in fused[:FUSIONS_SHOWN]]
+    lines: list[Any] = [_Fusion("+".join(g.nodes), ", ".join(g.kernels) or "(no kernel)")
+                        for g in fused[:FUSIONS_SHOWN]]
     if len(fused) > FUSIONS_SHOWN:
-        lines.append(Text(f"  ... {len(fused) - FUSIONS_SHOWN} more fused groups (g.fused)", style="dim"))
+        more = _counted(len(fused) - FUSIONS_SHOWN, "more fused group")
+        lines.append(Text(f"  ... {more} (g.fused)", style="dim"))
     return lines
 
 
@@ -72,10 +124,9 @@ def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> T
     rows = list(graph.kernels)
     if timed:
         rows.sort(key=lambda k: -profile.ms(k))
-    # expanded, so the line column takes what is left and the fixed columns keep their width
+    # expanded, so the line column takes what is left; the kernel column is as wide as its longest id, whole
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=True)
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=min(20, max((len(k.id) for k in rows), default=6)),
-                     max_width=24)
+    table.add_column("kernel", no_wrap=True, min_width=max((len(k.id) for k in rows[:shown]), default=6))
     table.add_column("kind", no_wrap=True, min_width=6)
     if timed:
         table.add_column("ms", justify="right", no_wrap=True, min_width=6)
@@ -86,7 +137,7 @@ def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> T
             cells.append(f"{profile.ms(kernel):.3f}")
         table.add_row(*cells, _line(c, kernel))
     if len(rows) > shown:
-        table.caption = f"... {len(rows) - shown} more kernels ({graph.id}.kernels)"
+        table.caption = f"... {_counted(len(rows) - shown, 'more kernel')} ({graph.id}.kernels)"
     return table
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from rich import box
+from rich.cells import cell_len
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -23,53 +26,83 @@ def _user_lines(row: KernelRow) -> str:
     return ", ".join(shown) + (f" +{len(row.user_lines) - 3}" if len(row.user_lines) > 3 else "")
 
 
-NARROW = 120  # below this many columns the kernels table keeps only what answers "which kernel, how slow, whose line"
+USER_LINES_MIN = 16  # the fewest columns the user lines may have before the table drops to its narrow form
+USER_LINE_MIN = 9  # ... and the narrow form's first user line ("model.py:1") before it drops that too
+_GAP = 3  # between two columns: their padding (0, 1) and the box's divider, a space in SIMPLE_HEAD
+_EDGES = 2  # the box's left and right edges (no padding there: pad_edge=False)
+
+
+@dataclass
+class _Column:
+    """One column of the kernels table: its header and one cell per row (the table is laid out from these,
+    so every width is known before rich sees it)."""
+
+    header: str
+    cells: list[str | Text]
+    justify: JustifyMethod = "left"
+
+    @property
+    def width(self) -> int:
+        return max([cell_len(self.header)] + [c.cell_len if isinstance(c, Text) else cell_len(c) for c in self.cells])
+
+
+def _kernel_columns(rows: list[KernelRow], form: str, timed: bool, checked: bool) -> list[_Column]:
+    """The kernels table's columns in one of three forms: ``wide``, every count and the bar; ``narrow``,
+    what answers "which kernel, how slow, whose line"; ``ids``, the kernel and its numbers only."""
+    wide = form == "wide"
+    columns = [_Column("kernel", [Text(r.id + (" ◆ first divergent" if r.first_divergent else ""),
+                                       style="bold red" if r.first_divergent else "") for r in rows])]
+    if form != "ids":
+        columns.append(_Column("language" if wide else "kind", [r.language for r in rows]))
+    if wide:
+        columns += [_Column("lines", [str(r.lines) for r in rows], "right"),
+                    _Column("nodes", [str(r.nodes) for r in rows], "right")]
+    if timed:
+        columns += [_Column("ms", ["" if r.ms is None else f"{r.ms:.4f}" for r in rows], "right"),
+                    _Column("share", ["" if r.share is None else f"{r.share:.1%}" for r in rows], "right")]
+    if checked:
+        columns += [_Column("max rel", ["" if r.max_rel is None else f"{r.max_rel:.3g}" for r in rows], "right"),
+                    _Column("ok", [Text({True: "ok", False: "DIVERGES" if wide else "no", None: "-"}[r.ok],
+                                        style="red" if r.ok is False else "") for r in rows])]
+    if wide:
+        columns.append(_Column("user lines", [_user_lines(r) for r in rows]))
+    elif form == "narrow":
+        columns.append(_Column("user line", [where(r.user_lines[0]) if r.user_lines else "" for r in rows]))
+    if timed and wide:
+        top = max((r.ms or 0.0 for r in rows), default=0.0) or 1.0
+        columns.append(_Column("", [_bar((r.ms or 0.0) / top, "cyan") for r in rows]))
+    return columns
 
 
 def kernels_table(rows: list[KernelRow], title: str, width: int | None = None) -> Table:
     """id, language, lines, nodes, time (ms, share, bar) and error, user lines; time and error columns only
-    when some row has them, so an unprofiled trace shows no empty columns. On a terminal narrower than
-    ``NARROW`` (``width``) the line and node counts and the bar go, and each row shows its first user
-    line: every header stays whole."""
-    narrow = width is not None and width < NARROW
+    when some row has them, so an unprofiled trace shows no empty columns. Every kernel id is whole (people
+    copy it into ``g.kernel(...)``) and every row one line: on a terminal of ``width`` columns the user lines
+    get what is left; where that is fewer than ``USER_LINES_MIN`` the line and node counts and the bar go and
+    each row shows its first user line, and where even that does not fit, the kind and user line go."""
     timed = any(r.ms is not None for r in rows)
     checked = any(r.ok is not None for r in rows)
-    # narrow: expanded, so the user line column takes what is left and no fixed column is cut
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, expand=narrow)
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis",
-                     min_width=min(20 if narrow else 32, max((len(r.id) for r in rows), default=6)),
-                     max_width=24 if narrow else 44)
-    table.add_column("kind" if narrow else "language", no_wrap=True, min_width=6 if narrow else 8)
-    if not narrow:
-        table.add_column("lines", justify="right", no_wrap=True, min_width=5)
-        table.add_column("nodes", justify="right", no_wrap=True, min_width=5)
-    if timed:
-        table.add_column("ms", justify="right", no_wrap=True, min_width=6)
-        table.add_column("share", justify="right", no_wrap=True, min_width=5)
-    if checked:
-        table.add_column("max rel", justify="right", no_wrap=True, min_width=7)
-        table.add_column("ok", no_wrap=True, min_width=2 if narrow else 8)
-    table.add_column("user line" if narrow else "user lines", ratio=1, no_wrap=narrow, overflow="ellipsis",
-                     min_width=9)
-    if timed and not narrow:
-        table.add_column("", no_wrap=True)
-    top = max((r.ms or 0.0 for r in rows), default=0.0) or 1.0
-    for row in rows:
-        cells: list[str | Text] = [Text(row.id + (" ◆ first divergent" if row.first_divergent else ""),
-                                        style="bold red" if row.first_divergent else ""), row.language]
-        if not narrow:
-            cells += [str(row.lines), str(row.nodes)]
-        if timed:
-            cells += ["" if row.ms is None else f"{row.ms:.4f}", "" if row.share is None else f"{row.share:.1%}"]
-        if checked:
-            cells += ["" if row.max_rel is None else f"{row.max_rel:.3g}",
-                      Text({True: "ok", False: "no" if narrow else "DIVERGES", None: "-"}[row.ok],
-                           style="red" if row.ok is False else "")]
-        cells.append(where(row.user_lines[0]) if narrow and row.user_lines else _user_lines(row))
-        if timed and not narrow:
-            cells.append(_bar((row.ms or 0.0) / top, "cyan"))
-        table.add_row(*cells)
+    columns, room = _kernel_columns(rows, "wide", timed, checked), None
+    if width is not None:
+        for form, least in (("wide", USER_LINES_MIN), ("narrow", USER_LINE_MIN), ("ids", 0)):
+            columns = _kernel_columns(rows, form, timed, checked)
+            room = _room_for_user_lines(columns, width)
+            if room >= least:
+                break
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in columns:
+        user_lines = column.header.startswith("user line")
+        table.add_column(column.header, justify=column.justify, no_wrap=True, overflow="ellipsis",
+                         max_width=room if user_lines else None, min_width=None if user_lines else column.width)
+    for index in range(len(rows)):
+        table.add_row(*(column.cells[index] for column in columns))
     return table
+
+
+def _room_for_user_lines(columns: list[_Column], width: int) -> int:
+    """Columns left for the user lines on a terminal ``width`` wide, every other column at its full width."""
+    others = [c for c in columns if not c.header.startswith("user line")]
+    return width - _EDGES - sum(c.width for c in others) - _GAP * (len(columns) - 1)
 
 
 def autotune_table(group: AutotuneGroup) -> Table:

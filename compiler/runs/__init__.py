@@ -10,5 +10,5 @@ and friends reach it without the model importing this room.
 """
 
 from . import (  # noqa: F401 - each fills its slots
-    bench, counters, determinism, edit, graph_repro, memory_measure, numerics, profile, replay, repro, substitution,
+    bench, counters, determinism, diff, edit, graph_repro, memory_measure, numerics, profile, replay, repro, substitution,
 )

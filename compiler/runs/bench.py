@@ -72,6 +72,8 @@ class CompilationBench:
     kernels: list[KernelBench]
     compiled_ms: float | None
     eager_ms: float | None
+    # why kernel times may not be their own, from the in-place profile (compiler/model/unstable_times.py)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def kernel_ms(self) -> float:
@@ -87,6 +89,7 @@ class CompilationBench:
         lines = [f"CompilationBench({len(self.kernels)} kernels, {self.kernel_ms * 1e3:.1f} us in kernels, "
                  f"compiled {self.compiled_ms or 0:.3f} ms vs eager {self.eager_ms or 0:.3f} ms)"]
         lines += [f"  {k!r}" for k in self.kernels]
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -197,4 +200,5 @@ def bench_compilation(c: Any) -> CompilationBench:
             with replay.captured_only(c):
                 compiled_ms = cold_ms(lambda: c.live.compiled(*args, **kwargs))
             eager_ms = cold_ms(lambda: c.live.target(*args, **kwargs))
-    return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms)
+    return CompilationBench(kernels=kernels, compiled_ms=compiled_ms, eager_ms=eager_ms,
+                            notes=list(profile.notes) if profile is not None else [])

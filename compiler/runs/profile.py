@@ -24,6 +24,8 @@ the kernels that have such links.
 
 from __future__ import annotations
 
+import bisect
+import os
 import time
 from collections import defaultdict
 from typing import Any, Iterable
@@ -34,6 +36,7 @@ from .._torch import profiling, runtime
 from ..model import progress, provenance, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
+from ..model.unstable_times import spread_note, thread_note
 from . import replay
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
@@ -119,6 +122,7 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
             result._gpu_kernel_keys = attributed.key_of_correlation
         else:
             result = attribute_cpu(c, refs, prof.events(), runs)
+    result.notes += cpu_thread_notes(c.device)
     result.warmup = warmup
     result.wall_ms = 1e3 * sum(walls) / runs
     result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -143,6 +147,7 @@ class _CpuAttribution:
         self.unattributed: dict[str, float] = defaultdict(float)
         self.total_us = 0.0
         self.timeline: list[list[Any]] = []
+        self.run_us: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))  # key -> run -> µs
 
     @staticmethod
     def time_of(event: Any) -> float:
@@ -166,7 +171,8 @@ class _CpuAttribution:
                 return graph
         return None
 
-    def add_graph_call(self, call: Any, origin_us: float | None) -> None:
+    def add_graph_call(self, call: Any, origin_us: float | None, run: int | None = None) -> None:
+        """``run``: which profiled run the call belongs to, for each kernel's per-run times."""
         items = list(self._flatten(call))
         graph = self._graph_of(items)
         pending = list(self.externs.get(graph, [])) if graph else []
@@ -181,6 +187,8 @@ class _CpuAttribution:
                 continue
             self.kernel_us[key] += spent
             self.calls[key] += 1
+            if run is not None:
+                self.run_us[key][run] += spent
             attributed += spent
             if origin_us is not None:
                 self.timeline.append([key, round(item.time_range.start - origin_us, 3), round(spent, 3)])
@@ -198,11 +206,31 @@ def attribute_cpu(c: Any, refs: dict[str, KernelRef], events: Any, runs: int) ->
     last = marks[-1] if marks else None
     if not calls:  # no per-graph annotation from Inductor: the runs themselves are the calls
         calls = marks
+    starts = [m.time_range.start for m in marks]
     for call in calls:
         in_last = last is not None and last.time_range.start <= call.time_range.start <= last.time_range.end
-        work.add_graph_call(call, last.time_range.start if in_last else None)
-    return _profile_of(c, refs, runs, work.kernel_us, work.calls, work.total_us, work.unattributed, work.timeline,
-                       cuda=False)
+        run = bisect.bisect_right(starts, call.time_range.start) - 1
+        work.add_graph_call(call, last.time_range.start if in_last else None, run if run >= 0 else None)
+    result = _profile_of(c, refs, runs, work.kernel_us, work.calls, work.total_us, work.unattributed, work.timeline,
+                         cuda=False)
+    note = spread_note(run_ms(work.run_us), c.device)
+    result.notes += [note] if note else []
+    return result
+
+
+def run_ms(run_us: dict[str, dict[int, float]]) -> dict[str, list[float]]:
+    """Each kernel's time in each run (ms), from µs per run."""
+    return {key: [us / 1e3 for _, us in sorted(runs.items())] for key, runs in run_us.items()}
+
+
+def cpu_thread_notes(device: str) -> list[str]:
+    """A note when torch's CPU threads outnumber the cores this process may use (a CPU run only): the
+    commonest reason a CPU kernel's time swings between runs."""
+    if not device.startswith("cpu"):
+        return []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
+    note = thread_note(torch.get_num_threads(), cores)
+    return [note] if note else []
 
 
 def _profile_of(c: Any, refs: dict[str, KernelRef], runs: int, kernel_us: dict[str, float], calls: dict[str, int],

@@ -22,7 +22,7 @@ from ..model.errors import TraceFormatError
 from ..io.trace import complete_kernel_irs, with_raw_irs_built
 from ..io.trace import from_json as trace_from_json
 from ..model.slots import Rendered
-from ..runs.diff import diff as compilation_diff
+from ..model.diff_pairing import diff as compilation_diff
 
 
 @dataclass

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.browser.test_widgets_static_browser import click, open_export, settle
+from tests.browser.test_widgets_static_browser import click, heated_node_contrasts, open_export, settle
 from tests.paths import EXAMPLES
 
 pytestmark = pytest.mark.browser
@@ -79,4 +79,11 @@ def test_post_grad_nodes_heat_by_stall_samples(browser, trace, tmp_path):
     assert shown and shown == pytest.approx({name: v for name, v in samples.items() if name in shown})
     assert set(shown) == {name for name, v in samples.items() if v > 0} & set(shown)
     assert page.locator('.ie-main [data-stage="post_grad"] .ie-legend[data-heat-kind="stalls"]').count() == 1
+    # the text of every heated node reads on it (WCAG AA, 4.5:1): dark on pale cyan, light on the deep blue
+    # of the most stalled node (found to draw it)
+    hottest = max(samples, key=samples.get)
+    page.fill('.ie-main [data-stage="post_grad"] .ie-search', hottest)
+    settle(page)
+    contrasts = heated_node_contrasts(page, "post_grad")
+    assert hottest in contrasts and all(ratio >= 4.5 for _, ratio in contrasts.values()), contrasts
     assert page.errors == []

@@ -7,6 +7,7 @@ items of every stage, stages must switch, markup in a trace must stay text.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -47,6 +48,25 @@ def settle(page):
 def click(page, selector):
     page.click(selector)
     settle(page)
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """WCAG 2 contrast ratio of two computed CSS colours ("rgb(r, g, b)")."""
+    def luminance(css: str) -> float:
+        channels = [int(float(c)) / 255 for c in re.findall(r"[\d.]+", css)[:3]]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def heated_node_contrasts(page, stage: str) -> dict[str, tuple[float, float]]:
+    """Each heated node drawn in ``stage``: (its heat value, the lowest contrast of its text on its fill)."""
+    drawn = page.locator(f'.ie-main [data-stage="{stage}"] g.ie-node.ie-heat[data-heat]').evaluate_all(
+        """els => els.map(g => [g.dataset.name, Number(g.dataset.heat), getComputedStyle(g.querySelector('rect')).fill,
+                               [...g.querySelectorAll('text')].map(t => getComputedStyle(t).fill)])""")
+    return {name: (heat, min(contrast_ratio(fill, ink) for ink in inks)) for name, heat, fill, inks in drawn}
 
 
 def lit_kernel_lines(page, scope=".ie-side .ie-kline"):
@@ -98,6 +118,14 @@ def test_fx_node_click_lights_its_kernel_lines_everywhere(browser, sample, tmp_p
 def test_kernel_line_click_lights_fx_nodes_and_user_source(browser, sample, tmp_path):
     page = open_export(browser, sample, tmp_path)
     click(page, '.ie-stage-btn[data-stage="kernels"]')
+    # nothing is selected yet, but the first kernel's source is open: the panel says which one
+    first = sample["graphs"][0]["kernels"][0]["id"]
+    assert page.locator(".ie-kdetail .ie-kernel-name").inner_text() == first
+    assert page.locator(".ie-side .ie-selection-label").inner_text() == "nothing"
+    assert page.locator(".ie-side .ie-open-label").inner_text() == f"kernel {first}"
+    click(page, ".ie-side .ie-select-open")
+    assert page.locator(".ie-side .ie-selection-label").inner_text() == f"kernel {first}"
+    assert page.locator(".ie-side .ie-open-label").count() == 0
     click(page, f'.ie-kitem[data-id="{FUSED}"]')
     click(page, '.ie-kdetail .ie-src-line[data-line="31"]')  # tmp4 = tmp3 - tmp_acc0: post-grad `sub`
     assert page.get_attribute('.ie-kdetail .ie-src-line[data-line="31"]', "class").split().count("ie-selected") == 1
@@ -308,6 +336,12 @@ def test_post_grad_nodes_heat_by_profiled_time(browser, tmp_path):
     shown = {g.get_attribute("data-name"): float(g.get_attribute("data-heat")) for g in heated.all()}
     assert all(ms == pytest.approx(post_grad_ms[name]) for name, ms in shown.items()), shown
     assert page.locator('.ie-main [data-stage="post_grad"] .ie-legend[data-heat-kind="time"]').count() == 1
+    # every node's text reads on its heat (WCAG AA, 4.5:1), the hottest red included (found to draw it)
+    hottest = max(post_grad_ms, key=post_grad_ms.get)
+    page.fill('.ie-main [data-stage="post_grad"] .ie-search', hottest)
+    settle(page)
+    contrasts = heated_node_contrasts(page, "post_grad")
+    assert hottest in contrasts and all(ratio >= 4.5 for _, ratio in contrasts.values()), contrasts
     page.select_option(control, "none")
     settle(page)
     assert heated.count() == 0

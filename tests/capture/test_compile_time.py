@@ -18,6 +18,7 @@ from rich.console import Console
 import explorer
 from compiler import from_json
 from compiler.io.traceset import from_json as traceset_from_json
+from compiler.model import phases
 from compiler.sweeps.point import measures
 
 
@@ -133,6 +134,14 @@ def test_suggestions_cite_their_evidence(compiled):
     assert len(kinds["recompiles"].evidence) == len(report.recompiles)
     assert kinds["graph_breaks"].evidence == [f"{__file__}:{_line(Model, 'graph_break()')}: "
                                               f"{c.graph_breaks[0].reason}"]
+
+
+def test_timings_and_categories_are_phases_and_the_captures_own_cache_bypass_blames_nobody(compiled):
+    c, *_ = compiled
+    assert [k for k in c.timings if phases.find(k) is None or phases.canonical(k) != k] == []
+    assert set(c.compile_time.categories()) <= set(phases.CATEGORIES)
+    assert "nested" in repr(c.timings) and "c.compile_time.categories()" in repr(c.timings)
+    assert [s.message for s in c.compile_time.suggestions if "cold caches" in s.message] == []
 
 
 def test_the_report_survives_the_trace_json_and_exports_to_chrome(compiled, tmp_path):

@@ -96,7 +96,7 @@ def test_autotuning_is_charged_to_the_kernel_of_its_nodes_and_config_benchmarks_
 def test_an_autotuning_names_its_matmul_by_the_shapes_torch_logged():
     """``autotune_shape`` (a bias first for addmm) picks the kernel computing the product of those operands."""
     import explorer
-    from compiler.model.compile_time_build import _kernels_of_shape
+    from compiler.model.compile_time_kernels import kernels_of_shape as _kernels_of_shape
     from tests.paths import FIXTURES
 
     graph = explorer.load(FIXTURES / "gpu_max_autotune.json").graphs[0]

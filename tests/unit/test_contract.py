@@ -17,7 +17,7 @@ import pytest
 import sympy
 
 from compiler.model import contract
-from compiler.model.compilation import Compilation
+from compiler.model.compilation import Compilation, Note
 from compiler.model.contract import ContractError
 from compiler.model.errors import TraceFormatError
 from compiler.model.features import FeatureUse
@@ -239,7 +239,8 @@ def _sample() -> Compilation:
                        inductor_overrides={"deterministic": True}, backward=True, timings={"total": 1.5},
                        inputs=[{"shape": [8], "dtype": "torch.float32"}], output_specs=[{"shape": [8]}],
                        graphs=[graph], sources={"/m.py": {3: "y = x + 1"}}, library_files={"/t.py": "torch"},
-                       origin={"log": "/tmp/log", "rank": 1})
+                       origin={"log": "/tmp/log", "rank": 1},
+                       notes=[Note("warning", "torch._dynamo.variables.tensor", "Graph break from `Tensor.item()`")])
 
 
 def _saved_fields(obj: Any) -> list[dataclasses.Field]:

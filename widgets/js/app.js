@@ -364,6 +364,9 @@ export class App {
     if (gd !== this.gd || selection !== this.selection) return;
     view.update(selection, this.links);
     if (reveal) view.reveal(selection, this.links);
+    // What the stage shows without being asked (the Kernels stage opens its first kernel), so the panel
+    // does not say "nothing" beside an open kernel.
+    const open = !selection && view.opened ? view.opened() : null;
     const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
     const breaks = selection ? await breakLines(this.store, this.summary) : new Map();
     const reports = await this.reports;
@@ -376,6 +379,7 @@ export class App {
       gi: index,
       kernelSources,
       sel: selection,
+      open,
       links: this.links,
       reports,
       graph: gd.id,
@@ -418,6 +422,8 @@ export class App {
     return this._track(
       this._showStage().then((view) => {
         if (view) view.reveal(this.selection, this.links);
+        if (view && !this.selection) return this._applySelection(false); // the panel names what this stage opened
+        return undefined;
       }),
     );
   }

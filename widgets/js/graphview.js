@@ -364,9 +364,11 @@ export class GraphView {
     g.classList.toggle("ie-heat", color !== undefined);
     if (color !== undefined) {
       g.style.setProperty("--ie-heat", color);
+      g.style.setProperty("--ie-heat-ink", this.heat.inks.get(name));
       g.setAttribute("data-heat", String(this.heat.values.get(name)));
     } else {
       g.style.removeProperty("--ie-heat");
+      g.style.removeProperty("--ie-heat-ink");
       g.removeAttribute("data-heat");
     }
   }

@@ -11,7 +11,7 @@ import { attachIr } from "./irview.js";
 import { ListNav } from "./keys.js";
 import { chip } from "./stages.js";
 import { kernelFacts } from "./kernelfacts.js";
-import { formatError, formatMs, formatShare, heatColor, heatLevel, scaleTop } from "./heat.js";
+import { formatError, formatMs, formatShare, heatColor, heatInk, heatLevel, scaleTop } from "./heat.js";
 import { num } from "./reports.js";
 import { stallTitle } from "./measures.js";
 import { RooflinePanel } from "./roofline.js";
@@ -246,7 +246,7 @@ export class KernelsStage {
       "span",
       { class: `ie-kcol-error ie-err-${state.replace(" ", "-")}`, title: `${state}; max rel ${formatError(e.max_rel)}, max abs ${formatError(e.max_abs)}${e.notes.length ? `\n${e.notes.join("\n")}` : ""}`, "data-ok": String(e.ok) },
       h("span", { class: "ie-err-mark" }, e.ok === true ? "✓" : e.ok === false ? "✗" : "·"),
-      h("span", { class: "ie-num", style: level === null ? null : `background: ${heatColor("error", level)}` }, formatError(e.max_rel)),
+      h("span", { class: "ie-num", style: level === null ? null : `background: ${heatColor("error", level)}; color: ${heatInk("error", level)}` }, formatError(e.max_rel)),
     );
   }
 
@@ -308,6 +308,11 @@ export class KernelsStage {
       const color = heatColor("stalls", heatLevel("stalls", samples, top) ?? 0);
       return h("span", { class: "ie-line-heat ie-heat-gutter ie-heat", style: `background: ${color}`, "data-samples": String(samples), title: stallTitle(line, stalls.total) });
     });
+  }
+
+  /** The kernel open in the detail pane, as a selection (the side panel names it when nothing is selected). */
+  opened() {
+    return this.current === null ? null : { kind: "kernel", id: this.current };
   }
 
   update(sel, links) {

@@ -116,8 +116,13 @@ function kernelLines(gi, kernelSources, links, sel, select, go) {
   return out;
 }
 
-export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, links, reports, graph, select, go, clearSelection }) {
+/**
+ * The side panel for selection `sel`. With nothing selected, `open` is what the stage shows anyway (the
+ * kernel whose source the Kernels stage opened): the head names it, with a button that selects it.
+ */
+export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, open, links, reports, graph, select, go, clearSelection }) {
   clear(panel);
+  const shown = sel ? null : open || null;
   panel.appendChild(
     h(
       "div",
@@ -125,10 +130,20 @@ export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, li
       h("span", { class: "ie-muted" }, "selected: "),
       h("strong", { class: "ie-selection-label" }, describe(sel)),
       sel ? h("button", { class: "ie-btn", type: "button", title: "clear the selection", onclick: clearSelection }, "clear") : null,
+      shown
+        ? [
+            h("span", { class: "ie-muted" }, " · open: "),
+            h("strong", { class: "ie-open-label" }, describe(shown)),
+            h("button", { class: "ie-btn ie-select-open", type: "button", title: `select ${describe(shown)}: light what it is linked to`, onclick: () => select(shown) }, "select"),
+          ]
+        : null,
     ),
   );
   if (!sel) {
-    panel.appendChild(h("p", { class: "ie-muted ie-hint" }, "Click a graph node, a kernel line, a loop-IR node or a fused group: what it became, and what it came from, lights up here and in every stage."));
+    const hint = shown
+      ? `Select ${describe(shown)} (its row, or a marked line of its source) to see what it came from here and in every stage.`
+      : "Click a graph node, a kernel line, a loop-IR node or a fused group: what it became, and what it came from, lights up here and in every stage.";
+    panel.appendChild(h("p", { class: "ie-muted ie-hint" }, hint));
     return;
   }
   const parts = [

@@ -8,7 +8,7 @@
 import { h, clear } from "./dom.js";
 import { App } from "./app.js";
 import { Store } from "./store.js";
-import { heatColor, heatLevel, scaleTop } from "./heat.js";
+import { heatColor, heatInk, heatLevel, scaleTop } from "./heat.js";
 import { diffBlock } from "./sessionbar.js";
 import "./sweep.css";
 
@@ -134,7 +134,7 @@ export class SweepTable {
         const level = heatLevel(c.heat, v, this.tops[c.key]);
         if (level !== null) {
           td.style.background = heatColor(c.heat, level);
-          td.style.color = "#1f2328";
+          td.style.color = heatInk(c.heat, level);
           td.dataset.heat = level.toFixed(3);
         }
       }
