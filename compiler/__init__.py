@@ -20,6 +20,9 @@ _NAMES: dict[str, str] = {
     "load": "compiler.io.files",
     "from_json": "compiler.io.trace",
     "load_trace": "compiler.pipeline.traceset_load",
+    "watch": "compiler.pipeline.watch",
+    "load_watch": "compiler.pipeline.watch",
+    "WatchReport": "compiler.model.watch",
     "trace_env": "compiler.pipeline.trace_import",
     "fx_wrapper_backend": "compiler._torch.fx_backend",
     "TOGGLES": "compiler.pipeline.toggles",
@@ -68,6 +71,7 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
     "GraphBreak", "ShapeSymbol", "Recompile", "FrameMetrics", "ExportStage", "TraceSet", "RankTrace",
     "Divergence", "CompileError", "CountersUnavailable", "ExportError", "TraceFormatError", "TraceLoadError",
     "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers", "start_sweep_workers", "diff", "Diff",
+    "watch", "load_watch", "WatchReport",
 ]
 
 
@@ -103,4 +107,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
     from .pipeline.trace_import import trace_env
     from .pipeline.traceset_load import load_trace
+    from .pipeline.watch import load_watch, watch
+    from .model.watch import WatchReport
     from .sweeps import Sweep, SweepError, SweepRow, close_sweep_workers, start_sweep_workers, sweep

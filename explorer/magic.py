@@ -18,6 +18,9 @@ table; ``--name`` keeps the Sweep.
 package (``explorer.export``): the view shows the exported program's stages, the C++ wrapper and the
 package's kernels; ``--dynamic`` makes dim 0 of every tensor input dynamic.
 
+``%%watch [name]`` runs the cell as ordinary Python inside ``explorer.watch()`` (bound to ``name``, default
+``w``, so the cell marks its steps) and shows what torch.compile did over them (docs/watch.md).
+
 ``--trace`` runs the cell as ordinary Python instead and captures every torch.compile'd call it
 makes (models that are already wrapped in torch.compile, or wrapped inside the cell).
 
@@ -170,7 +173,7 @@ def _compile_args(fn: Any) -> Any:
 
 @magics_class
 class ExplorerMagics(Magics):
-    """%%compile and %explorer."""
+    """%%compile, %%watch and %explorer."""
 
     def __init__(self, shell: Any, session: Session | None = None) -> None:
         super().__init__(shell)
@@ -201,6 +204,24 @@ class ExplorerMagics(Magics):
                 self.shell.user_ns[args.name] = entries[-1].compilation
             return
         self._compile(cell, name, config, args, number)
+
+    @cell_magic("watch")
+    def watch_cell(self, line: str, cell: str) -> None:
+        """``%%watch [name]``: run the cell as ordinary Python inside ``explorer.watch()``, the watch bound to
+        ``name`` (default ``w``) so that the cell marks its steps (``for b in w.steps_of(loader)`` or
+        ``w.step()``); its summary is shown after the cell, also when the cell raises (docs/watch.md)."""
+        from compiler import watch
+
+        name = line.strip() or "w"
+        if not name.isidentifier():
+            raise UsageError(f"%%watch takes one Python identifier to bind the watch to, got {name!r}")
+        w = watch()
+        self.shell.user_ns[name] = w
+        try:
+            with w:
+                self.shell.ex(cell)
+        finally:
+            display(w)
 
     def _compile(self, source: str, name: str, config: dict[str, Any], args: Any, number: int) -> None:
         ns = self.shell.user_ns

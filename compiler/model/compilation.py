@@ -252,6 +252,23 @@ class Compilation(Rendered):
             raise RuntimeError("check_determinism needs the live compilation, not a loaded trace")
         return slots.check_determinism(self, runs)
 
+    def what_if(self, *, unfuse: Any = None, prevent: Any = None, fuse: Any = None, split: Any = None,
+                order: Any = None, graph: int | str | None = None, measure: bool = False) -> Any:
+        """The same program compiled again with exactly one fusion decision changed (docs/what-if.md):
+        ``unfuse=`` a fused group or kernel (its nodes as separate kernels), ``prevent=(a, b)`` two nodes kept
+        apart, ``fuse=(k1, k2)`` two kernels Inductor declined for a score reason (a legality reason is
+        refused), ``split=node`` a split reduction run unsplit; ``order`` is not supported yet. Returns a
+        ``WhatIf`` holding ``.before``
+        (this compilation, unchanged), ``.after``, the kernel pairing, bytes per kernel, peak memory and a
+        verdict; ``measure=True`` (or ``.measure()``) adds times per kernel and line and numerics against eager."""
+        return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order, graph=graph,
+                             measure=measure)
+
+    def fusion_report(self, graph: int | str = 0, measure: bool = True, runs: int = 10) -> Any:
+        """Every fusion of one graph prevented in turn (one compile each, in this process) and sorted by what it
+        saves: kernels, bytes and, with ``measure``, time per call."""
+        return slots.fusion_report(self, graph=graph, measure=measure, runs=runs)
+
     def to_json(self) -> dict[str, Any]:
         return slots.trace_json(self)
 

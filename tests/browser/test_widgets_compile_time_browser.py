@@ -174,6 +174,9 @@ def open_roofline(browser, trace, tmp_path, name):
     page = open_export(browser, trace, tmp_path, name)
     click(page, '.ie-stage-btn[data-stage="kernels"]')
     page.click(".ie-roofline-box > summary")
+    # the panel loads its part on <details>' toggle event, which the browser queues after the click: wait for
+    # what it draws (points, or the how-to), not only for no part pending
+    page.wait_for_selector(".ie-roof-point, .ie-roof-howto", timeout=15_000)
     settle(page)
     return page
 

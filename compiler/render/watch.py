@@ -1,0 +1,132 @@
+"""Terminal (rich) and notebook (HTML) renderings of a watched run: the summary line, then recompiles,
+graph breaks, frames and the slowest steps, each a table (rows any view can reuse: ``watch_tables``)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..model.formatting import shorten, where
+from ..model.slots import html_of, rich_of
+from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, WatchReport
+from .core import table_html
+
+_STEPS_SHOWN = 5  # the slowest steps
+_REASON_WIDTH = 90
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f}"
+
+
+def _where(file: str | None, line: int | None) -> str:
+    return where((file, line)) if file and line else ""
+
+
+def _compile_row(event: CompileEvent) -> list[str]:
+    return ["" if event.step is None else str(event.step), event.compile_id, event.function,
+            shorten(event.reason, _REASON_WIDTH, squash=True) if event.is_recompile else "(first compile)",
+            _where(event.file, event.line), event.value or "", f"{event.seconds:.2f}",
+            ", ".join(f"{k} {v}" for k, v in sorted(event.cache.items()))]
+
+
+def _break_row(entry: BreakCount) -> list[str]:
+    return [shorten(entry.reason, _REASON_WIDTH, squash=True), _where(entry.filename, entry.line), entry.function,
+            str(entry.count)]
+
+
+def _frame_row(frame: FrameStats) -> list[str]:
+    return [frame.frame_id, frame.function, _where(frame.filename, frame.line), str(frame.calls),
+            _ms(frame.seconds) if frame.timed_calls else "-", f"{frame.mean_seconds * 1e6:.1f}" if frame.timed_calls else "-",
+            str(len(frame.compile_ids)), str(frame.recompiles), str(frame.graph_breaks)]
+
+
+def _step_row(step: Step) -> list[str]:
+    return [str(step.index), _ms(step.seconds), ", ".join(f"{c} x{n}" for c, n in step.calls.items()) or "-",
+            ", ".join(step.compiles)]
+
+
+COMPILE_COLUMNS = ["step", "compile", "function", "reason", "line", "value", "compile s", "cache"]
+BREAK_COLUMNS = ["graph break", "line", "function", "fired"]
+FRAME_COLUMNS = ["frame", "function", "defined", "calls", "est. ms", "mean us", "compiles", "recompiles", "breaks"]
+STEP_COLUMNS = ["step", "ms", "compiled graphs run", "compiles"]
+
+
+def watch_tables(report: WatchReport) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, columns, rows) of each table the report shows, empty ones left out."""
+    slowest = sorted(report.steps, key=lambda s: -s.seconds)[:_STEPS_SHOWN]
+    tables = [
+        ("Compiles and recompiles", COMPILE_COLUMNS, [_compile_row(c) for c in report.compiles]),
+        ("Graph breaks", BREAK_COLUMNS, [_break_row(b) for b in report.graph_breaks]),
+        ("Compiled frames (time sampled: one call in %d)" % report.sample_every, FRAME_COLUMNS,
+         [_frame_row(f) for f in report.frames]),
+        (f"Slowest steps (of {len(report.steps)})", STEP_COLUMNS, [_step_row(s) for s in sorted(slowest, key=lambda s: s.index)]),
+    ]
+    return [(title, columns, rows) for title, columns, rows in tables if rows]
+
+
+def _cache_text(report: WatchReport) -> str:
+    parts = [f"{cache}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+             for cache, counts in sorted(report.cache.items())]
+    return "; ".join(parts)
+
+
+@rich_of.register
+def _(report: WatchReport) -> Any:
+    parts: list[Any] = [Text(f"watch ({report.source}): {report.summary()}", style="bold")]
+    if report.error:
+        parts.append(Text(f"the loop raised {report.error}; everything before it is shown", style="red"))
+    if report.cache:
+        parts.append(Text(f"caches: {_cache_text(report)}"))
+    for title, columns, rows in watch_tables(report):
+        table = Table(title=title, title_justify="left", show_lines=False)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        parts.append(table)
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="dim"))
+    return Group(*parts)
+
+
+@html_of.register
+def _(report: WatchReport) -> str:
+    out = [f"<div class='ie-watch'><p><b>watch ({html.escape(report.source)})</b>: {html.escape(report.summary())}</p>"]
+    if report.error:
+        out.append(f"<p style='color:#b00'>the loop raised {html.escape(report.error)}; everything before it is shown</p>")
+    if report.cache:
+        out.append(f"<p>caches: {html.escape(_cache_text(report))}</p>")
+    for title, columns, rows in watch_tables(report):
+        out.append(f"<h4>{html.escape(title)}</h4>{table_html(columns, rows)}")
+    out += [f"<p><i>note: {html.escape(n)}</i></p>" for n in report.notes]
+    out.append("</div>")
+    return "".join(out)
+
+
+@rich_of.register
+def _(event: CompileEvent) -> Any:
+    return Text(repr(event))
+
+
+@rich_of.register
+def _(entry: BreakCount) -> Any:
+    return Text(repr(entry))
+
+
+@rich_of.register
+def _(frame: FrameStats) -> Any:
+    return Text(repr(frame))
+
+
+@rich_of.register
+def _(step: Step) -> Any:
+    return Text(repr(step))
+
+
+for _kind in (CompileEvent, BreakCount, FrameStats, Step):
+    html_of.register(_kind, lambda item: f"<code>{html.escape(repr(item))}</code>")
