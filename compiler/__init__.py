@@ -23,6 +23,8 @@ _NAMES: dict[str, str] = {
     "watch": "compiler.pipeline.watch",
     "load_watch": "compiler.pipeline.watch",
     "WatchReport": "compiler.model.watch",
+    "bisect": "compiler.sweeps.bisect",
+    "BisectResult": "compiler.model.bisect",
     "trace_env": "compiler.pipeline.trace_import",
     "fx_wrapper_backend": "compiler._torch.fx_backend",
     "TOGGLES": "compiler.pipeline.toggles",
@@ -71,7 +73,7 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
     "GraphBreak", "ShapeSymbol", "Recompile", "FrameMetrics", "ExportStage", "TraceSet", "RankTrace",
     "Divergence", "CompileError", "CountersUnavailable", "ExportError", "TraceFormatError", "TraceLoadError",
     "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers", "start_sweep_workers", "diff", "Diff",
-    "watch", "load_watch", "WatchReport",
+    "watch", "load_watch", "WatchReport", "bisect", "BisectResult",
 ]
 
 
@@ -109,4 +111,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .pipeline.traceset_load import load_trace
     from .pipeline.watch import load_watch, watch
     from .model.watch import WatchReport
+    from .model.bisect import BisectResult
+    from .sweeps.bisect import bisect
     from .sweeps import Sweep, SweepError, SweepRow, close_sweep_workers, start_sweep_workers, sweep

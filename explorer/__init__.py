@@ -25,7 +25,8 @@ _NAMES: dict[str, tuple[str, str]] = {
         "TOGGLES", "Compilation", "CompileError", "GraphCapture", "Kernel", "ToggleError", "ToggleWarning",
         "TraceFormatError", "TraceLoadError", "TraceSet", "fx_wrapper_backend", "load", "load_trace", "trace_env",
         "CountersUnavailable", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "sweep",
-        "Diff", "diff", "ExportError", "ExportStage", "watch", "load_watch", "WatchReport")},
+        "Diff", "diff", "ExportError", "ExportStage", "watch", "load_watch", "WatchReport",
+        "bisect", "BisectResult")},
     "compile": ("compiler", "capture"),
     "export": ("compiler", "capture_export"),
     "Session": ("explorer.session", "Session"),
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                           TraceLoadError, TraceSet, close_sweep_workers, diff, fx_wrapper_backend, load, load_trace,
                           start_sweep_workers, sweep, trace_env)
     from compiler import WatchReport, load_watch, watch
+    from compiler import BisectResult, bisect
     from compiler import capture as compile
     from compiler import capture_export as export
 
@@ -156,6 +158,6 @@ provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
 __all__ = ["compile", "export", "ExportError", "ExportStage", "sweep", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "load", "load_trace",
-           "watch", "load_watch", "WatchReport", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+           "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]

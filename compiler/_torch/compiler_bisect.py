@@ -164,3 +164,17 @@ def bisected(trial: Callable[[], bool]) -> tuple[Outcome | None, str]:
                    Outcome(result.backend, result.subsystem, result.bisect_number, result.debug_info))
         del result
     return outcome, printed.getvalue()
+
+
+@contextlib.contextmanager
+def inductor_config_kept() -> Iterator[None]:
+    """Inductor's config as it was (``save_config``) when the block exits, whatever ran inside: the bisector
+    applies its config changes through ``torch.compile``'s options, a trial through ``config.patch``."""
+    from torch._inductor import config as _config
+
+    saved = _config.save_config()
+    try:
+        yield
+    finally:
+        if _config.save_config() != saved:
+            _config.load_config(saved)

@@ -135,6 +135,9 @@ def _headed(script: str, result: BisectResult) -> str:
     if result.subsystem and result.subsystem_kind == "bisect" and result.backend:
         lines.append(f"#   torch's own bisector reproduces it with TORCH_BISECT_BACKEND={result.backend} "
                      f"TORCH_BISECT_SUBSYSTEM={result.subsystem} TORCH_BISECT_MAX={result.application}")
+    if result.subsystem in ("pre_grad_passes", "joint_graph_passes", "post_grad_passes") and result.applied:
+        lines.append(f"#   {result.applied} is a pass: a custom pass (a Python callable in Inductor's config) is not "
+                     "carried by this script, so a failure it makes does not show here")
     lines = [re.sub(r"\s+$", "", line) for line in lines]
     head, sep, rest = script.partition("\n\nfrom __future__")
     return head + "\n" + "\n".join(lines) + sep + rest if sep else "\n".join(lines) + "\n" + script
