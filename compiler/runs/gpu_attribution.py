@@ -37,6 +37,9 @@ class Attributed:
     unattributed: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     timeline: list[list[Any]] = field(default_factory=list)  # the last run: [key, start_us, duration_us]
     key_of_correlation: dict[int, str] = field(default_factory=dict)  # a GPU activity's correlation -> key
+    # each kernel's time in each profiled run (run index -> µs), launched inside that run's mark: how much a
+    # kernel's time moves from run to run (compiler/model/unstable_times.py)
+    run_us: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
 
 
 @dataclass
@@ -120,7 +123,9 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
                 ops[event.thread].append(event)
     calls = {thread: _graph_calls(items, ops[thread], graph_prefix, graphs) for thread, items in marks.items()}
     call_starts = {thread: [call.start for call in items] for thread, items in calls.items()}
-    last = max(runs, key=lambda e: e.start_ns) if runs else None
+    runs.sort(key=lambda e: e.start_ns)
+    run_starts = [run.start_ns for run in runs]
+    last = runs[-1] if runs else None
     out = Attributed()
     for items in calls.values():
         for call in items:
@@ -150,6 +155,9 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
             continue
         out.kernel_us[key] += spent
         out.key_of_correlation[activity.correlation] = key
+        run = _enclosing(run_starts, at)
+        if run >= 0 and at <= runs[run].end_ns:
+            out.run_us[key][run] += spent
         if last is not None and last.start_ns <= at <= last.end_ns:
             out.timeline.append([key, round((activity.start_ns - last.start_ns) / 1e3, 3), round(spent, 3)])
     return out

@@ -120,6 +120,8 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
             result = _profile_of(c, refs, runs, attributed.kernel_us, attributed.calls, attributed.total_us,
                                  attributed.unattributed, attributed.timeline, cuda)
             result._gpu_kernel_keys = attributed.key_of_correlation
+            note = spread_note(run_ms(attributed.run_us), c.device)
+            result.notes += [note] if note else []
         else:
             result = attribute_cpu(c, refs, prof.events(), runs)
     result.notes += cpu_thread_notes(c.device)

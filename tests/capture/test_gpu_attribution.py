@@ -108,6 +108,35 @@ def test_extern_calls_match_in_wrapper_order_past_unrelated_operators(compiled):
     assert dict(out.unattributed) == {"fill": pytest.approx(0.01)}
 
 
+def test_each_kernels_time_per_run_is_kept_and_a_kernel_that_moves_more_than_2x_gets_a_note(compiled):
+    from compiler.model.unstable_times import spread_note
+    from compiler.runs.profile import run_ms
+
+    c, refs = compiled
+    graph = c.graphs[0]
+    generated = [k for k in graph.kernels if k.language != "extern"]
+    key_of = {k.name: next(key for key, r in refs.items() if r.kernel == k.id) for k in generated}
+    steady, jumpy = generated[0].name, generated[-1].name
+    r = Recorder()
+    for start, jumpy_us in [(0, 1_000), (20_000, 3_000), (40_000, 1_100)]:  # three runs
+        r.host(RUN, 1, start, start + 10_000)
+        r.host(GRAPH + graph.id, 1, start + 100, start + 9_000)
+        r.launch(r.host(steady, 1, start + 200, start + 300), steady, start + 1_000, 500, 1, start + 250)
+        r.launch(r.host(jumpy, 1, start + 400, start + 500), jumpy, start + 2_000, jumpy_us, 1, start + 450)
+    r.host(GRAPH + graph.id, 1, 60_000, 61_000)  # a graph call outside every run: counted, in no run
+    r.launch(r.host(steady, 1, 60_100, 60_200), steady, 60_300, 500, 1, 60_150)
+    # the profiler lists events in no promised order: the second run's mark comes first
+    r.events.insert(0, r.events.pop(r.events.index(next(e for e in r.events if e.start_ns == 20_000))))
+
+    out = attribute_gpu(c, refs, r.events, RUN, GRAPH)
+
+    assert run_ms(out.run_us) == {key_of[steady]: pytest.approx([5e-4, 5e-4, 5e-4]),  # ms, from ns
+                                  key_of[jumpy]: pytest.approx([1e-3, 3e-3, 1.1e-3])}
+    assert out.kernel_us[key_of[steady]] == pytest.approx(2.0)  # the call outside the runs still counts
+    note = spread_note(run_ms(out.run_us), "cuda:0")
+    assert note.startswith("1 kernel's time varied more than 2x between runs") and key_of[jumpy] in note
+
+
 def test_raw_events_of_a_real_profile_link_nothing_on_cpu_and_carry_the_marks():
     prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
     prof.start()
