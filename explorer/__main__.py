@@ -3,6 +3,7 @@
   python -m explorer demo            compile the example; the answer on one screen (--full: every stage)
   python -m explorer show PATH       a saved trace: its summary and kernels table (--full, --html PATH)
   python -m explorer trace DIR       a TORCH_TRACE directory: its ranks and where they diverge
+  python -m explorer diff A B        two saved traces of the same code: toggles, kernels paired by FX node
 """
 
 # Each command imports what it needs inside it: ``--help`` imports no torch, and ``show`` of a saved
@@ -120,6 +121,29 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    """Two saved traces of the same code (two toggles, two torch versions, a JIT and an AOT compile), as
+    ``explorer.diff(a, b)`` prints them: the toggles that differ, stage counts, kernels paired by the FX
+    nodes they compute and each changed pair's source diff (``--summary``: the first line only). Reading
+    and pairing need no torch: a saved trace holds no outputs to compare."""
+    from rich.console import Console
+
+    import explorer
+
+    for path in (args.a, args.b):
+        if Path(path).is_dir():
+            raise ValueError(f"{path} is a directory: diff compares two traces saved by c.save(path); "
+                             f"`{PROG} trace {path}` prints a TORCH_TRACE directory")
+    a, b = explorer.load(args.a), explorer.load(args.b)
+    for path, c in ((args.a, a), (args.b, b)):
+        if not isinstance(c, explorer.Compilation):
+            raise ValueError(f"{path} is a {type(c).__name__}, not one compilation: diff compares two saved "
+                             "compilations (c.save(path))")
+    d = explorer.diff(a, b)
+    Console().print(d.summary if args.summary else d, highlight=False)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from compiler.api import KERNEL_SORTS  # the kernels table's sorts: no torch, the render room only
 
@@ -148,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--rank", help="only this rank")
     trace.add_argument("--compile", metavar="ID", help="print this compile id's stages (e.g. 0/1)")
     trace.set_defaults(run=_trace)
+    diff = sub.add_parser("diff", help="what changed between two saved traces of the same code")
+    diff.add_argument("a", help="the first trace (saved by c.save())")
+    diff.add_argument("b", help="the second trace")
+    diff.add_argument("--summary", action="store_true", help="only the first line: toggles and counts that changed")
+    diff.set_defaults(run=_diff)
     return parser
 
 

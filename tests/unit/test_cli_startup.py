@@ -76,3 +76,25 @@ def test_loading_and_diffing_saved_traces_imports_no_torch():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["outputs"] == "a compilation loaded from a file has no outputs"
     assert result["torch"] == []
+
+
+def test_diff_of_two_saved_traces_pairs_their_kernels_and_imports_no_torch():
+    imported, done = _command("diff", str(FIXTURES / "gpu_default.json"), str(FIXTURES / "gpu_native_matmul.json"))
+    assert imported["code"] == 0 and imported["torch"] == [] and done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("native_matmul: default -> True; kernels +0 -1 ~1 =0")
+    # the extern mm became a Triton kernel with tl.dot that also computes the epilogue: one changed pair
+    assert any("extern_kernels.mm" in line and "triton_red_fused_add_gelu_mm_0" in line and "changed" in line
+               for line in lines)
+    assert "+++ triton_red_fused_add_gelu_mm_0" in done.stdout
+    imported, done = _command("diff", "--summary", str(FIXTURES / "gpu_default.json"),
+                              str(FIXTURES / "gpu_native_matmul.json"))
+    assert "+++" not in done.stdout and done.stdout.startswith("native_matmul: default -> True")
+
+
+def test_diff_of_a_directory_says_what_diff_takes():
+    imported, done = _command("diff", str(FIXTURES / "gpu_default.json"), str(FIXTURES / "torch_trace_nccl"))
+    assert imported["code"] == 2 and done.stdout.count("\n") == 1  # only _RUN's own line
+    assert done.stderr.strip() == (f"python -m explorer diff: {FIXTURES / 'torch_trace_nccl'} is a directory: diff "
+                                   "compares two traces saved by c.save(path); `python -m explorer trace "
+                                   f"{FIXTURES / 'torch_trace_nccl'}` prints a TORCH_TRACE directory")
