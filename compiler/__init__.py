@@ -10,8 +10,9 @@ these names (progress steps, toggle settings, tables, giving the model its views
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .model.lazy_names import lazy_names
 
 # public name -> the module that defines it (``capture`` is also ``explorer.compile``)
 _NAMES: dict[str, str] = {
@@ -77,18 +78,8 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``compiler.<name>``: import the defining module on first use and keep the value here."""
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compiler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names("compiler", {name: (module, name) for name, module in _NAMES.items()}, globals(),
+                                  __all__)
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly

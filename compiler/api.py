@@ -13,11 +13,11 @@ Like ``compiler``, each name is imported from its room on first use (PEP 562): `
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .model import slots
+from .model.lazy_names import lazy_names
 
 # public name -> (the module that defines it, its name there)
 _NAMES: dict[str, tuple[str, str]] = {
@@ -43,18 +43,6 @@ _NAMES: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``compiler.api.<name>``: import the defining module on first use and keep the value here."""
-    if name not in _NAMES:
-        raise AttributeError(f"module 'compiler.api' has no attribute {name!r}")
-    module, attribute = _NAMES[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset_widget: slots.Widget,
@@ -77,6 +65,7 @@ __all__ = [  # provide_views and every key of _NAMES
     "compile_redirected", "original_of", "compact_view", "KERNEL_SORTS", "autotune_groups", "kernel_rows",
     "select_rows", "autotune_table", "kernels_table", "TRACE_SCHEMA", "TRACE_VERSION",
 ]
+__getattr__, __dir__ = lazy_names("compiler.api", _NAMES, globals(), __all__)
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
     from ._torch.compile_calls import compile_redirected, original_of

@@ -12,11 +12,10 @@ ts = explorer.load_trace("/tmp/trace_dir")   # a TORCH_TRACE directory: ts[rank]
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from compiler.api import provide_views
+from compiler.api import lazy_names, provide_views
 
 # public name -> (module, its name there), imported on first use (PEP 562): ``python -m explorer --help``
 # and ``show`` of a saved trace must not pay for torch and Inductor, which compile() and the toggles need
@@ -33,18 +32,6 @@ _NAMES: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``explorer.<name>``: import the defining module on first use and keep the value here."""
-    if name not in _NAMES:
-        raise AttributeError(f"module 'explorer' has no attribute {name!r}")
-    module, attribute = _NAMES[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
@@ -161,3 +148,4 @@ __all__ = ["compile", "export", "ExportError", "ExportStage", "sweep", "Sweep", 
            "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]
+__getattr__, __dir__ = lazy_names("explorer", _NAMES, globals(), __all__)
