@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -202,7 +202,17 @@ def code_html(source: str, language: str) -> str:
     return highlight(source, lexer, formatter)
 
 
-def table_html(headers: list[str], rows: list[list[str]]) -> str:
+def rich_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
+    """A plain rich table: its columns, then its rows (the terminal twin of ``table_html``)."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def table_html(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -7,12 +7,11 @@ import re
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from ..model.slots import html_of, rich_of
 from ..model.traceset import RankSummary, RankTrace, TraceSet
-from .core import table_html
+from .core import rich_table, table_html
 
 _RANK_COLUMNS = ["rank", "torch", "compiles", "graphs", "graph breaks", "recompiles", "compile s", "problems"]
 _DIRS = re.compile(r"^\S*/")  # "/path/to/model.py:13 reason" -> "model.py:13 reason"
@@ -30,18 +29,9 @@ def _compile_rows(s: RankSummary) -> list[list[str]]:
              " ".join((c.recompile_reasons or [""])[0].split())[:120]] for c in s.compiles]
 
 
-def _rich_table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
-    table = Table(title=title)
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
 @rich_of.register
 def _(rank: RankTrace) -> Any:
-    parts: list[Any] = [_rich_table(repr(rank), _COMPILE_COLUMNS, _compile_rows(rank.summary))]
+    parts: list[Any] = [rich_table(repr(rank), _COMPILE_COLUMNS, _compile_rows(rank.summary))]
     parts += [Text(f"  {problem}", style="yellow") for problem in rank.summary.problems]
     return Group(*parts)
 
@@ -57,7 +47,7 @@ def _(ts: TraceSet) -> Any:
     else:
         parts.append(Text("the ranks compiled alike", style="green"))
     parts += [Text(f"  {problem}", style="yellow") for problem in ts.problems]
-    parts.append(_rich_table("ranks", _RANK_COLUMNS, [_rank_row(s) for s in ts.summaries]))
+    parts.append(rich_table("ranks", _RANK_COLUMNS, [_rank_row(s) for s in ts.summaries]))
     parts += [rich_of(rank) for rank in ts]
     return Group(*parts)
 

@@ -108,25 +108,6 @@ def _(report: WatchReport) -> str:
     return "".join(out)
 
 
-@rich_of.register
-def _(event: CompileEvent) -> Any:
-    return Text(repr(event))
-
-
-@rich_of.register
-def _(entry: BreakCount) -> Any:
-    return Text(repr(entry))
-
-
-@rich_of.register
-def _(frame: FrameStats) -> Any:
-    return Text(repr(frame))
-
-
-@rich_of.register
-def _(step: Step) -> Any:
-    return Text(repr(step))
-
-
-for _kind in (CompileEvent, BreakCount, FrameStats, Step):
+for _kind in (CompileEvent, BreakCount, FrameStats, Step):  # one line each: their repr
+    rich_of.register(_kind, lambda item: Text(repr(item)))
     html_of.register(_kind, lambda item: f"<code>{html.escape(repr(item))}</code>")

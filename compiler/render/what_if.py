@@ -11,11 +11,11 @@ import html
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
 from ..model.formatting import fmt_bytes, where
 from ..model.slots import html_of, rich_of
 from ..model.what_if import FusionReport, Side, WhatIf
+from .core import rich_table, table_html
 
 
 def _ms(value: float | None) -> str:
@@ -70,44 +70,24 @@ _KERNEL_COLUMNS = ("status", "before", "bytes", "ms", "after", "bytes", "ms", "n
 
 @rich_of.register
 def _(w: WhatIf) -> Any:
-    kernels = Table(title=f"{w.before.function} {w.graph}: {w.edit.label}")
-    for column in _KERNEL_COLUMNS:
-        kernels.add_column(column)
-    for row in kernel_rows(w):
-        kernels.add_row(*row)
-    totals = Table(show_header=True)
-    for column in ("", "before", "after"):
-        totals.add_column(column)
-    for row in total_rows(w):
-        totals.add_row(*row)
-    parts: list[Any] = [w.verdict, kernels, totals]
+    parts: list[Any] = [w.verdict, rich_table(f"{w.before.function} {w.graph}: {w.edit.label}", _KERNEL_COLUMNS,
+                                              kernel_rows(w)),
+                        rich_table(None, ("", "before", "after"), total_rows(w))]
     lines = line_rows(w)
     if lines:
-        table = Table(title="lines whose time moved")
-        for column in ("line", "ms before", "ms after"):
-            table.add_column(column)
-        for row in lines:
-            table.add_row(*row)
-        parts.append(table)
+        parts.append(rich_table("lines whose time moved", ("line", "ms before", "ms after"), lines))
     if w.edit.note:
         parts.append(w.edit.note)
     return Group(*parts)
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    esc = html.escape
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 @html_of.register
 def _(w: WhatIf) -> str:
     lines = line_rows(w)
     note = f"<p>{html.escape(w.edit.note)}</p>" if w.edit.note else ""
-    return (f"<div><p><strong>{html.escape(w.verdict)}</strong></p>{_table(_KERNEL_COLUMNS, kernel_rows(w))}"
-            f"{_table(('', 'before', 'after'), total_rows(w))}"
-            f"{_table(('line', 'ms before', 'ms after'), lines) if lines else ''}{note}</div>")
+    return (f"<div><p><strong>{html.escape(w.verdict)}</strong></p>{table_html(_KERNEL_COLUMNS, kernel_rows(w))}"
+            f"{table_html(('', 'before', 'after'), total_rows(w))}"
+            f"{table_html(('line', 'ms before', 'ms after'), lines) if lines else ''}{note}</div>")
 
 
 def report_rows(r: FusionReport) -> list[tuple[str, ...]]:
@@ -120,15 +100,10 @@ _REPORT_COLUMNS = ("fusion", "nodes", "kernels fused -> apart", "bytes it saves"
 
 @rich_of.register
 def _(r: FusionReport) -> Any:
-    table = Table(title=f"what each fusion of {r.function} {r.graph} is worth ({r.how})")
-    for column in _REPORT_COLUMNS:
-        table.add_column(column)
-    for row in report_rows(r):
-        table.add_row(*row)
-    return table
+    return rich_table(f"what each fusion of {r.function} {r.graph} is worth ({r.how})", _REPORT_COLUMNS, report_rows(r))
 
 
 @html_of.register
 def _(r: FusionReport) -> str:
     return (f"<div><p><strong>what each fusion of {html.escape(r.function)} {html.escape(r.graph)} is worth</strong> "
-            f"({html.escape(r.how)})</p>{_table(_REPORT_COLUMNS, report_rows(r))}</div>")
+            f"({html.escape(r.how)})</p>{table_html(_REPORT_COLUMNS, report_rows(r))}</div>")
