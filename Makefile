@@ -19,12 +19,15 @@ COMPAT_TESTS ?= -m "not gpu" tests
 # of a shared compiled fixture pays for it; the slowest, a notebook, takes about 2 minutes here and twice
 # that on a 2-core CI machine), and the 15 slowest tests are listed.
 TEST_TIMEOUT ?= 600
-PYTEST_ARGS := --timeout=$(TEST_TIMEOUT) --durations=15
+# Test files run side by side in TEST_WORKERS processes (pytest-xdist; one file stays in one process, so its
+# module fixtures are compiled once): on a 2-core CI machine most of a test's time is one core compiling.
+TEST_WORKERS ?= 2
+PYTEST_ARGS := --timeout=$(TEST_TIMEOUT) --durations=15 -n $(TEST_WORKERS) --dist loadfile
 # `make real-models`: torchvision from PyPI imports only beside its own torch build, so it runs there.
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures conformance
+.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures conformance version-diff
 
 # The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
 # extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
@@ -99,6 +102,23 @@ conformance: setup $(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/.torchvision
 	$(PY) -m tests.conformance --all --report docs/conformance.md
 	$(COMPAT_DIR)/torch-$(REAL_MODELS_TORCH)/bin/python -m tests.conformance --models resnet18 mobilenet_v3_small \
 		--report docs/conformance.md --append
+
+# `make version-diff`: one small program (tests/record_version_traces.py: two Linears, a layer norm, a softmax)
+# captured, profiled and checked under torch TORCH_A and TORCH_B, then `python -m explorer diff` of the two
+# traces: kernels paired by the user's lines they compute, with code, time and numerics side by side. Each
+# torch runs in its venv: the main one for the torch it installs (TORCH_CPU), else COMPAT_DIR/torch-<version>,
+# made as `make compat` makes it.
+TORCH_A ?= 2.13.0
+TORCH_B ?= 2.14.1
+VERSION_DIFF_DIR ?= out/version-diff
+torch_venv = $(if $(filter torch==$(1),$(TORCH_CPU)),$(VENV),$(COMPAT_DIR)/torch-$(1))
+torch_ready = $(if $(filter torch==$(1),$(TORCH_CPU)),$(VENV)/.installed-core,$(COMPAT_DIR)/torch-$(1)/.installed)
+
+version-diff: $(call torch_ready,$(TORCH_A)) $(call torch_ready,$(TORCH_B))
+	PYTHONPATH=$(CURDIR) $(call torch_venv,$(TORCH_A))/bin/python -m tests.record_version_traces --out $(VERSION_DIFF_DIR)
+	PYTHONPATH=$(CURDIR) $(call torch_venv,$(TORCH_B))/bin/python -m tests.record_version_traces --out $(VERSION_DIFF_DIR)
+	$(call torch_venv,$(TORCH_A))/bin/python -m explorer diff $(VERSION_DIFF_DIR)/version_$(TORCH_A).json.gz \
+		$(VERSION_DIFF_DIR)/version_$(TORCH_B).json.gz
 
 lab: setup
 	$(VENV)/bin/jupyter lab examples/

@@ -1,6 +1,7 @@
 """load_trace on a large TORCH_TRACE log: seconds per MB and peak memory, side by side with tlparse.
 
     python benchmarks/load_trace.py --mb 100
+    python benchmarks/load_trace.py --mb 1000 --ranks 145    # a job's directory, against tlparse --all-ranks-html
 
 The log is built by concatenating real records: the rank logs of examples/two_ranks.py (run once
 here under torchrun, 2 CPU ranks, unless --logs names logs to reuse), copy after copy, each copy's
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 _HEADER_IDS = re.compile(rb'"frame_id": (\d+)')
+_HEADER_RANK = re.compile(rb'"rank": \d+')
 
 
 def record_job_logs(directory: Path) -> list[Path]:
@@ -67,6 +69,63 @@ def synthetic_log(sources: list[Path], target_bytes: int, out: Path) -> int:
                 written += len(chunk)
             copies += 1
     return copies
+
+
+def rank_logs(sources: list[Path], ranks: int, target_bytes: int, out: Path) -> int:
+    """A job of ``ranks`` ranks, ``target_bytes`` in all: each rank's log is ``synthetic_log`` of the
+    job's own logs with its rank number written into every record header. Returns the copies per rank."""
+    out.mkdir(parents=True, exist_ok=True)
+    first = out / "dedicated_log_torch_trace_rank_0_synthetic.log"
+    copies = synthetic_log(sources, target_bytes // ranks, first)
+    text = first.read_bytes()
+    for rank in range(ranks):
+        own = b"".join(_HEADER_RANK.sub(b'"rank": %d' % rank, line) if not line.startswith(b"\t") else line
+                       for line in text.splitlines(keepends=True))
+        (out / f"dedicated_log_torch_trace_rank_{rank}_synthetic.log").write_bytes(own)
+    return copies
+
+
+_OPEN_JOB = """
+import resource, sys, time
+started = time.perf_counter()
+from compiler.pipeline.traceset_load import load_trace
+traces = load_trace(sys.argv[1])
+opened = time.perf_counter()
+listed = [(rank.rank, s.compile_id) for rank in traces for s in rank.summary.compiles]
+rank, compile_id = listed[-1]
+c = traces[rank][compile_id]
+kernels = sum(len(g.kernels) for g in c.graphs)
+done = time.perf_counter()
+print(opened - started, done - opened, done - started, len(listed), len(traces), kernels,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def open_job(directory: Path) -> dict[str, float]:
+    """What a user does with a job's logs, in a fresh process: ``load_trace``, list every compilation of
+    every rank, open the last one. Seconds (import included) and the process's peak RSS."""
+    out = subprocess.run([sys.executable, "-c", _OPEN_JOB, str(directory)], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    load_s, open_s, total_s, compiles, ranks, kernels, rss_kb = out.stdout.split()[-7:]
+    return {"load_s": float(load_s), "open_last_s": float(open_s), "s": float(total_s), "compiles": int(compiles),
+            "ranks": int(ranks), "kernels_in_last": int(kernels), "rss_mb": int(rss_kb) / 1e3}
+
+
+def tlparse_all_ranks(directory: Path) -> dict[str, float] | None:
+    """tlparse's multi-rank report over the same directory: seconds and peak RSS (one run)."""
+    binary = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+    if not Path(binary).exists():
+        return None
+    out = Path(tempfile.mkdtemp(prefix="tlparse_"))
+    wrapper = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], capture_output=True).returncode; "
+               "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    command = [sys.executable, "-c", wrapper, binary, str(directory), "--all-ranks-html", "-o", str(out / "report"),
+               "--overwrite", "--no-browser"]
+    started = time.perf_counter()
+    code, rss_kb = subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()[-2:]
+    seconds = time.perf_counter() - started
+    shutil.rmtree(out, ignore_errors=True)
+    return {"s": seconds, "rss_mb": int(rss_kb) / 1e3, "ok": code == "0"}
 
 
 def _build_each(rank) -> int:
@@ -135,14 +194,36 @@ def tlparse(log: Path) -> dict[str, float] | None:
     return {"s": seconds, "rss_mb": peak, "ok": result.returncode == 0, "files": files}
 
 
+def _job(sources: list[Path], ranks: int, target_bytes: int, directory: Path) -> None:
+    """The multi-rank figure: a user's open of the job (load, list every compilation, open the last) and
+    tlparse's multi-rank report of the same directory, one after the other."""
+    copies = rank_logs(sources, ranks, target_bytes, directory)
+    size = sum(p.stat().st_size for p in directory.glob("*.log")) / 1e6
+    ours = open_job(directory)
+    theirs = tlparse_all_ranks(directory)
+    print(json.dumps({"copies_per_rank": copies, "mb": size, "explorer": ours, "tlparse": theirs}, indent=1))
+    print(f"\n| {ranks} ranks, {size:.0f} MB, {ours['compiles']} compilations | s | peak RSS MB |")
+    print("| --- | ---: | ---: |")
+    print(f"| explorer: load_trace + list every compilation + open the last | {ours['s']:.1f} | {ours['rss_mb']:.0f} |")
+    if theirs:
+        print(f"| tlparse --all-ranks-html | {theirs['s']:.1f} | {theirs['rss_mb']:.0f} |")
+        print(f"| explorer / tlparse | {ours['s'] / theirs['s']:.3f} | {ours['rss_mb'] / theirs['rss_mb']:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=100.0, help="size of the synthetic log (default 100 MB)")
     parser.add_argument("--logs", type=Path, help="a TORCH_TRACE directory to copy records from (default: run the job)")
+    parser.add_argument("--ranks", type=int, default=0,
+                        help="write a job of this many ranks (--mb in all) and time opening it as a user does, "
+                             "against tlparse --all-ranks-html")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="load_trace_bench_"))
     try:
         sources = sorted(args.logs.glob("*.log")) if args.logs else record_job_logs(work / "job")
+        if args.ranks:
+            _job(sources, args.ranks, int(args.mb * 1e6), work / "ranks")
+            return
         log = work / "synthetic" / "dedicated_log_torch_trace_rank_0_synthetic.log"
         log.parent.mkdir()
         copies = synthetic_log(sources, int(args.mb * 1e6), log)

@@ -65,6 +65,7 @@ _NAMES: dict[str, str] = {
     "start_sweep_workers": "compiler.sweeps",
     "diff": "compiler.model.diff_pairing",
     "Diff": "compiler.model.diff",
+    "WhatIfError": "compiler.model.what_if",
 }
 
 __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
@@ -74,7 +75,7 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
     "GraphBreak", "ShapeSymbol", "Recompile", "FrameMetrics", "ExportStage", "TraceSet", "RankTrace",
     "Divergence", "CompileError", "CountersUnavailable", "ExportError", "TraceFormatError", "TraceLoadError",
     "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers", "start_sweep_workers", "diff", "Diff",
-    "watch", "load_watch", "WatchReport", "bisect", "BisectResult",
+    "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError",
 ]
 
 
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode,
                                NotFused, Wrapper)
     from .model.traceset import Divergence, RankTrace, TraceSet
+    from .model.what_if import WhatIfError
     from .pipeline.capture import capture
     from .pipeline.export_capture import capture_export
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning

@@ -25,7 +25,7 @@ _NAMES: dict[str, tuple[str, str]] = {
         "TraceFormatError", "TraceLoadError", "TraceSet", "fx_wrapper_backend", "load", "load_trace", "trace_env",
         "CountersUnavailable", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "sweep",
         "Diff", "diff", "ExportError", "ExportStage", "watch", "load_watch", "WatchReport",
-        "bisect", "BisectResult")},
+        "bisect", "BisectResult", "WhatIfError")},
     "compile": ("compiler", "capture"),
     "export": ("compiler", "capture_export"),
     "Session": ("explorer.session", "Session"),
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                           start_sweep_workers, sweep, trace_env)
     from compiler import WatchReport, load_watch, watch
     from compiler import BisectResult, bisect
+    from compiler import WhatIfError
     from compiler import capture as compile
     from compiler import capture_export as export
 
@@ -52,9 +53,13 @@ __version__ = "0.1.0"
 # The model's views (compiler/model/slots.py): each widget takes a thunk of what it shows, called once
 # its package imported, so a notebook without the widget package builds nothing before falling back.
 def _widget(trace: Callable[[], Any]) -> Any:
+    """``trace`` is a compilation's ``trace_view``: the widget's "unfuse" asks that compilation's ``what_if``
+    when it can recompile (a live capture, not a loaded trace)."""
     from widgets import ExplorerWidget
+    from widgets.widget import what_if_of
 
-    return ExplorerWidget(trace())
+    owner = getattr(trace, "__self__", None)
+    return ExplorerWidget(trace(), what_if=what_if_of(owner) if getattr(owner, "live", False) else None)
 
 
 def _write_html(trace: Any, path: str | Path) -> Path:
@@ -145,7 +150,7 @@ provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 
 __all__ = ["compile", "export", "ExportError", "ExportStage", "sweep", "Sweep", "SweepError", "close_sweep_workers", "start_sweep_workers", "load", "load_trace",
-           "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
+           "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError", "trace_env", "show", "to_html", "diff", "Diff", "Session", "load_ipython_extension",
            "Compilation", "TraceSet", "GraphCapture", "Kernel", "CompileError", "ToggleError", "ToggleWarning",
            "TraceFormatError", "TraceLoadError", "CountersUnavailable", "TOGGLES", "fx_wrapper_backend", "__version__"]
 __getattr__, __dir__ = lazy_names("explorer", _NAMES, globals(), __all__)

@@ -4,6 +4,7 @@
   python -m explorer show PATH       a saved trace: its summary and kernels table (--full, --html PATH)
   python -m explorer trace DIR       a TORCH_TRACE directory: its ranks and where they diverge
   python -m explorer diff A B        two saved traces of the same code: toggles, kernels paired by FX node
+  python -m explorer bisect SCRIPT   what made SCRIPT's compiled fn differ from eager (or slower)
 """
 
 # Each command imports what it needs inside it: ``--help`` imports no torch, and ``show`` of a saved
@@ -46,9 +47,9 @@ def _demo(args: argparse.Namespace) -> int:
                 console.print(stage)
     hints = []
     if args.html:
-        hints.append((f"open {Path(explorer.to_html(c, args.html)).resolve()}", "every stage, linked, in a browser"))
+        hints.append((f"open {_as_typed(explorer.to_html(c, args.html))}", "every stage, linked, in a browser"))
     if args.save:
-        hints.append((f"python -m explorer show {c.save(args.save)}", "the saved trace, any time"))
+        hints.append((f"python -m explorer show {_as_typed(c.save(args.save))}", "the saved trace, any time"))
     hints += [("python -m explorer demo --full", "every stage in this terminal"),
               ("make lab", "the notebooks of examples/, 01_tour first"),
               ("python -m explorer show --help", "read a saved trace")]
@@ -57,6 +58,13 @@ def _demo(args: argparse.Namespace) -> int:
         text = f"  {command.ljust(32)}  {what}" if len(command) <= 32 else f"  {command}\n  {'':32}  {what}"
         console.print(text, highlight=False, soft_wrap=True)
     return 0
+
+
+def _as_typed(path: str | Path) -> str:
+    """A written file's path as the user would type it here: relative to the working directory when it is
+    under it (short enough for one line), else absolute."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(Path.cwd().resolve())) if resolved.is_relative_to(Path.cwd().resolve()) else str(resolved)
 
 
 def _show(args: argparse.Namespace, console: Console | None = None) -> int:
@@ -177,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", help="the second trace")
     diff.add_argument("--summary", action="store_true", help="only the first line: toggles and counts that changed")
     diff.set_defaults(run=_diff)
+    from explorer.bisect_cli import add_parser as add_bisect  # no torch: it imports torch when it runs
+
+    add_bisect(sub)
     return parser
 
 

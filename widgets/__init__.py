@@ -23,6 +23,7 @@ from .traceset_html import render_traceset_html, write_traceset_html
 if TYPE_CHECKING:
     from .sweep_widget import SweepWidget
     from .traceset_widget import TraceSetWidget
+    from .watch_widget import WatchWidget
     from .widget import ExplorerWidget
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "TraceSetError",
     "TraceSetParts",
     "TraceSetWidget",
+    "WatchWidget",
     "embed_json",
     "render_html",
     "render_sweep_html",
@@ -60,4 +62,8 @@ def __getattr__(name: str) -> Any:
         from .traceset_widget import TraceSetWidget
 
         return TraceSetWidget
+    if name == "WatchWidget":
+        from .watch_widget import WatchWidget
+
+        return WatchWidget
     raise AttributeError(f"module 'widgets' has no attribute {name!r}")

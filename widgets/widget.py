@@ -13,12 +13,17 @@ A session (explorer.Session) drives more of it: the toggle panel (`toggles`), th
 recompile) and the diff against the previous compilation (`diff`). The browser asks for changes with
 custom messages ({"type": "toggle", "name", "value"} / {"type": "select", "index"} / {"type": "repro"}) that `on_action`
 hands to Python; the widget itself never compiles.
+
+The one exception is a "what if" asked in the fused view: given the live compilation (or a ``what_if``
+callable), the widget sets ``what_if_ready`` and answers ``{"type": "what_if", "group", "graph", "measure", "id"}``
+with ``c.what_if(unfuse=group, graph=graph, measure=measure)`` cut down to JSON (what_if_payload.py), or the refusal's message. The
+compilation shown is never changed: the comparison is drawn beside the group.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import anywidget
 import traitlets
@@ -28,6 +33,17 @@ from compiler.model.contract import SELECTION_KINDS, STAGES
 from ._bundle import BUNDLE_CSS, BUNDLE_JS
 from .html import write_html
 from .parts import PartError, TraceParts
+from .what_if_payload import what_if_error, what_if_payload
+
+WhatIfOf = Callable[[str, str, bool], Any]  # (group, graph id, measure) -> c.what_if(unfuse=group, graph=, measure=)
+
+
+def what_if_of(payload: Any) -> WhatIfOf | None:
+    """``c.what_if`` of a live compilation given as the payload; None for a trace dict (nothing to recompile)."""
+    method = getattr(payload, "what_if", None)
+    if not callable(method):
+        return None
+    return lambda group, graph, measure: method(unfuse=group, graph=graph, measure=measure)
 
 
 class ExplorerWidget(anywidget.AnyWidget):
@@ -53,15 +69,19 @@ class ExplorerWidget(anywidget.AnyWidget):
     current = traitlets.Int(-1).tag(sync=True)  # index (in history) of the compilation shown
     status = traitlets.Dict().tag(sync=True)  # {"state": "idle" | "busy" | "error", "message": str}
     diff = traitlets.Dict().tag(sync=True)  # explorer.Diff.to_json() against the previous compilation
+    what_if_ready = traitlets.Bool(False).tag(sync=True)  # the fused view offers "unfuse" (Python can recompile)
 
-    def __init__(self, payload: Any, *, graph: str | None = None, stage: str = "fx", **kwargs: Any) -> None:
+    def __init__(self, payload: Any, *, graph: str | None = None, stage: str = "fx", what_if: WhatIfOf | None = None,
+                 **kwargs: Any) -> None:
+        self._what_if = what_if or what_if_of(payload)
         self._parts = TraceParts(payload)
         summary = self._parts.summary()
         ids = [g["id"] for g in summary["graphs"]]
         if graph is not None and graph not in ids:
             raise ValueError(f"No graph {graph!r} in this trace; graphs are {ids}")
         self._actions: list[Any] = []
-        super().__init__(summary=summary, graph=graph or (ids[0] if ids else ""), stage=stage, **kwargs)
+        super().__init__(summary=summary, graph=graph or (ids[0] if ids else ""), stage=stage,
+                         what_if_ready=self._what_if is not None, **kwargs)
         self.on_msg(self._on_message)
 
     @property
@@ -92,6 +112,9 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         if content.get("type") == "part":
             self.send_part(str(content.get("key", "")), content.get("id"), content.get("revision"))
+        elif content.get("type") == "what_if":
+            self.send_what_if(str(content.get("group", "")), str(content.get("graph", "")),
+                              bool(content.get("measure")), content.get("id"))
         elif content.get("type") in ("toggle", "select", "repro"):
             for callback in list(self._actions):
                 callback(content)
@@ -111,9 +134,25 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         self.send(reply, buffers=[data])
 
-    def show_payload(self, payload: Any) -> None:
+    def send_what_if(self, group: str, graph: str, measure: bool = False, request: Any = None) -> None:
+        """Answer an "unfuse" press: recompile with ``group`` unfused and send the comparison, or the message
+        of the refusal (WhatIfError) or failure; the compilation shown stays as it is either way."""
+        reply: dict[str, Any] = {"type": "what_if", "id": request, "graph": graph}
+        if self._what_if is None:
+            reply.update(what_if_error(ValueError("this view shows a trace, not a live compilation: what_if "
+                                                  "needs the live function and inputs"), group))
+        else:
+            try:
+                reply.update(what_if_payload(self._what_if(group, graph, measure), group))
+            except Exception as error:  # a refusal or a failed recompile: said beside the group
+                reply.update(what_if_error(error, group))
+        self.send(reply)
+
+    def show_payload(self, payload: Any, what_if: WhatIfOf | None = None) -> None:
         """Replace the compilation shown, keeping the stage where it has one (the Export stage goes back to
-        the FX graph for a JIT compilation); the selection is dropped (ids are per trace)."""
+        the FX graph for a JIT compilation); the selection is dropped (ids are per trace). "What if" follows
+        the new payload (a live compilation, or ``what_if``)."""
+        self._what_if = what_if or what_if_of(payload)
         self._parts = TraceParts(payload)
         summary = self._parts.summary()
         ids = [g["id"] for g in summary["graphs"]]
@@ -121,6 +160,7 @@ class ExplorerWidget(anywidget.AnyWidget):
         with self.hold_trait_notifications():
             self.selection = {}
             self.summary = summary
+            self.what_if_ready = self._what_if is not None
             self.graph = graph
             if self.stage == "export" and "export" not in summary:
                 self.stage = "fx"

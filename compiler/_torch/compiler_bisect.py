@@ -11,7 +11,13 @@ Its state is class attributes, module globals and files under a temporary direct
 ``bisected`` keeps every piece and puts it back on exit, also when ``fn`` raises: ``bisection_enabled``,
 ``in_process_cache`` (its directory removed), the ``BACKENDS`` lists (``do_bisect`` inserts ``pre_grad_graph``
 under a test config), the call counters, and torch 2.11/2.12's in-memory debug info (2.13 on keeps it in a
-file of that directory). What it prints is kept, not shown. Feature-probed: ``available()`` says whether the
+file of that directory). What it prints is kept, not shown. ``only_backends`` narrows the search to some
+backends for its length (a slowdown is bisected inside Inductor: the eager backends are slower by nature).
+
+A trial may run in another process (a sweep worker): ``state_files`` is the bisector's state as text files
+(plus 2.11/2.12's in-memory debug info), ``following`` replays it there with the bisector on, and hands back
+what the trial wrote (the counted applications, a lowered node's name), which ``take_back`` writes into the
+driving process's state. Feature-probed: ``available()`` says whether the
 installed torch has every member used here (torch 2.11 to 2.14 do; their differences are internal: debug info
 in a dict or a file, a module-level or a class ``reset_counters``).
 """
@@ -23,6 +29,7 @@ import io
 import os
 import shutil
 import tempfile
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -124,6 +131,7 @@ class Outcome:
 def _state_kept(module: Any) -> Iterator[None]:
     bisector = module.CompilerBisector
     enabled, cache = bisector.bisection_enabled, bisector.in_process_cache
+    objects = dict(module.BACKENDS)  # the list objects, which torch's modules may hold
     lists = {backend: list(items) for backend, items in module.BACKENDS.items()}
     counter = dict(getattr(module, "subsystem_call_counter", {}))
     debug = getattr(module, "call_counter_debug_info", None)  # torch 2.11 / 2.12
@@ -134,10 +142,10 @@ def _state_kept(module: Any) -> Iterator[None]:
         yield
     finally:
         bisector.bisection_enabled, bisector.in_process_cache = enabled, cache
+        module.BACKENDS.clear()  # every backend again, in its order, also those ``only_backends`` left out
         for backend, items in lists.items():
-            module.BACKENDS[backend][:] = items
-        for backend in [b for b in module.BACKENDS if b not in lists]:
-            del module.BACKENDS[backend]
+            objects[backend][:] = items
+            module.BACKENDS[backend] = objects[backend]
         calls = getattr(module, "subsystem_call_counter", None)
         if calls is not None:
             calls.clear()
@@ -148,13 +156,17 @@ def _state_kept(module: Any) -> Iterator[None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def bisected(trial: Callable[[], bool]) -> tuple[Outcome | None, str]:
+def bisected(trial: Callable[[], bool], only_backends: tuple[str, ...] | None = None) -> tuple[Outcome | None, str]:
     """Run torch's bisector over ``trial`` (True: the program is good); its outcome and what it printed.
+    ``only_backends``: the backends it goes through (in torch's order), the others left out for its length.
     What ``trial`` raises leaves through here, the bisector's state put back first (its traceback is cut
     here: ``do_bisect`` cleans up when its frame is freed, which a kept traceback would delay)."""
     module = _module()
     printed = io.StringIO()
     with _state_kept(module), contextlib.redirect_stdout(printed):
+        if only_backends is not None:
+            for backend in [b for b in module.BACKENDS if b not in only_backends]:
+                del module.BACKENDS[backend]
         try:
             result = module.CompilerBisector.do_bisect(trial)
         except BaseException as error:
@@ -178,3 +190,73 @@ def inductor_config_kept() -> Iterator[None]:
     finally:
         if _config.save_config() != saved:
             _config.load_config(saved)
+
+
+_DEBUG_KEY = "<call_counter_debug_info>"  # torch 2.11 / 2.12 keep the lowered nodes' names in a module dict
+
+
+def state_files() -> dict[str, Any]:
+    """The bisector's state while ``do_bisect`` runs, for a trial in another process: its files (path
+    relative to its directory -> text), and 2.11/2.12's debug info."""
+    module = _module()
+    root = Path(module.CompilerBisector.get_dir())
+    files: dict[str, Any] = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    debug = getattr(module, "call_counter_debug_info", None)
+    if isinstance(debug, dict):
+        files[_DEBUG_KEY] = dict(debug)
+    return files
+
+
+def _write(root: Path, files: dict[str, Any]) -> None:
+    for name, text in files.items():
+        if name != _DEBUG_KEY:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+
+
+@contextlib.contextmanager
+def following(files: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """In a trial's own process: torch's bisector on, in the state ``files`` hold (``state_files``), its
+    application counters at zero as ``do_bisect`` sets them before a trial. The dict yielded is filled on
+    exit with what the trial changed, for ``take_back``; the bisector's own state is as it was afterwards."""
+    module = _module()
+    bisector = module.CompilerBisector
+    enabled, cache = bisector.bisection_enabled, bisector.in_process_cache
+    counter = getattr(module, "subsystem_call_counter", None)
+    counted = dict(counter) if counter is not None else {}
+    debug = getattr(module, "call_counter_debug_info", None)
+    debug_saved = dict(debug) if isinstance(debug, dict) else None
+    directory = tempfile.mkdtemp(prefix="explorer-bisect-trial-")
+    changed: dict[str, Any] = {}
+    bisector.in_process_cache, bisector.bisection_enabled = directory, True
+    root = Path(bisector.get_dir())
+    try:
+        _write(root, files)
+        if counter is not None:
+            counter.clear()
+        if debug_saved is not None:
+            debug.clear()
+            debug.update(files.get(_DEBUG_KEY, {}))
+        yield changed
+    finally:  # also after a trial that raised: what it counted before the error is the bisector's to see
+        after = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+        changed.update({name: text for name, text in after.items() if files.get(name) != text})
+        if debug_saved is not None and dict(debug) != files.get(_DEBUG_KEY, {}):
+            changed[_DEBUG_KEY] = dict(debug)
+        bisector.bisection_enabled, bisector.in_process_cache = enabled, cache
+        if counter is not None:
+            counter.clear()
+            counter.update(counted)
+        if debug_saved is not None:
+            debug.clear()
+            debug.update(debug_saved)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def take_back(changed: dict[str, Any]) -> None:
+    """What a trial in another process wrote into the bisector's state, written into this process's."""
+    module = _module()
+    _write(Path(module.CompilerBisector.get_dir()), changed)
+    debug = getattr(module, "call_counter_debug_info", None)
+    if isinstance(debug, dict) and _DEBUG_KEY in changed:
+        debug.update(changed[_DEBUG_KEY])

@@ -60,7 +60,7 @@ def members(snode: Any) -> Members:
     return out
 
 
-class _GraphNames:
+class GraphNames:
     """The post-grad node names of the graph being scheduled, read once per graph module."""
 
     def __init__(self) -> None:
@@ -114,7 +114,7 @@ def fusion_decided(decide: Decide, offers: bool = False, ends_kernel: EndsKernel
     scheduler_cls = _sched.Scheduler
     original_can_fuse = scheduler_cls.can_fuse
     original_possible = scheduler_cls.get_possible_fusions
-    graph_names = _GraphNames()
+    graph_names = GraphNames()
 
     def answer(node1: Any, node2: Any) -> str | None:
         result = None
@@ -153,12 +153,12 @@ def fusion_decided(decide: Decide, offers: bool = False, ends_kernel: EndsKernel
         stack.enter_context(method_patch.replaced(scheduler_cls, "can_fuse", can_fuse))
         stack.enter_context(method_patch.replaced(scheduler_cls, "get_possible_fusions", get_possible_fusions))
         if ends_kernel is not None:
-            stack.enter_context(_cpp_kernels_ended(lambda snode: ends_kernel(graph_names(), members(snode))))
+            stack.enter_context(cpp_kernels_ended(lambda snode: ends_kernel(graph_names(), members(snode))))
         yield
 
 
 @contextlib.contextmanager
-def _cpp_kernels_ended(ends: Callable[[Any], bool]) -> Iterator[None]:
+def cpp_kernels_ended(ends: Callable[[Any], bool]) -> Iterator[None]:
     """The C++ backend writes consecutive scheduler nodes, fused or not, as loop nests of one C++ function
     until the scheduler flushes it (``CppScheduling.ready_to_flush``): nodes kept apart would still be one
     kernel. After a node ``ends`` names, the backend asks for a flush, so that node's kernel ends there."""

@@ -15,19 +15,26 @@ broke it. The record is emitted inside ``get_and_maybe_log_recompilation_reasons
 ...)``, whose ``frame`` holds the locals and globals the guards were checked on; ``failed_value`` reads
 the guarded expression there (names, attributes, constant subscripts only: nothing is evaluated).
 
-Both are probed by feature (``hasattr``), never by version (torch 2.11 to 2.14).
+Step marks: a TORCH_TRACE log has no steps. When the run writes one, ``log_step_mark`` adds a record
+(an ``artifact`` named ``STEP_MARK``) at the end of each step in which compiles began, naming them, so a
+log read back places each compile in its step. A step without compiles writes nothing.
+
+All are probed by feature (``hasattr``), never by version (torch 2.11 to 2.14).
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import json
+import logging
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from . import guard, method_patch
+from ..model.watch import STEP_MARK
+from . import guard, method_patch, structured_trace
 
 
 @dataclass
@@ -165,6 +172,25 @@ def counting_graphs(sink: Sink) -> Iterator[bool]:
             yield True
     finally:
         _active.clear()
+
+
+def _writes_log(handler: logging.Handler) -> bool:
+    """A handler that writes a TORCH_TRACE log: torch's own, or a structured_trace collector given a log."""
+    return type(handler).__module__ != structured_trace.__name__ or getattr(handler, "stream", None) is not None
+
+
+def log_step_mark(step: int, compile_ids: list[str]) -> None:
+    """Record in the run's TORCH_TRACE log, if one is being written, that ``compile_ids`` began in ``step``."""
+    with guard.never_breaking(__name__):
+        if not any(_writes_log(h) for h in logging.getLogger(structured_trace.TRACE_LOGGER).handlers):
+            return
+        import torch._logging
+
+        trace_structured = getattr(torch._logging, "trace_structured", None)
+        if callable(trace_structured):
+            mark = json.dumps({"step": step, "compile_ids": compile_ids})
+            trace_structured("artifact", metadata_fn=lambda: {"name": STEP_MARK, "encoding": "json"},
+                             payload_fn=lambda: mark)
 
 
 def installed() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from ..model.diff import Diff
 @slots.diff_json.fill
 def to_json(d: Diff) -> dict[str, Any]:
     return _strict({
-        "a": d.a, "b": d.b, "summary": d.summary,
+        "a": d.a, "b": d.b, "torch": list(d.torch), "run_ms": list(d.run_ms), "summary": d.summary,
         "toggles": [{"name": k, "a": a, "b": b} for k, (a, b) in d.toggles.items()],
         "graphs": [{**asdict(g), "changed": g.changed} for g in d.graphs],
         "timings": [{"stage": k, "a": a, "b": b} for k, (a, b) in d.timings.items()],

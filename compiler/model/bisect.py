@@ -29,8 +29,10 @@ class Trial:
     number: int
     level: str  # "first run", "torch bisector", "config", "fusion"
     what: str  # what was tried: "backend inductor", "inductor / post_grad_passes: applications 0..7", ...
-    outcome: str  # "good" | "bad" | "crashed" (a compile or run error: counted as bad)
-    detail: str = ""  # the measured error, or the crash's message
+    # "good" | "bad" | "crashed" (a compile or run error, a worker that died or timed out: counted as bad)
+    # | "check raised" | "measured" (a slowdown's baseline, not judged)
+    outcome: str
+    detail: str = ""  # the measured error or run time, or the crash's message
     seconds: float = 0.0
 
 
@@ -71,6 +73,8 @@ class BisectResult(Rendered):
     trials: list[Trial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     log: str = ""  # what torch's bisector printed
+    baseline_ms: float | None = None  # check="slower": the baseline's time per call
+    engine: str = "in-process"  # where the trials ran: in-process, local (worker processes) or ray
     compilation: Any = field(default=None, repr=False, compare=False)  # the program as captured (live), or None
 
     @property

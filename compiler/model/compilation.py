@@ -257,17 +257,19 @@ class Compilation(Rendered):
         """The same program compiled again with exactly one fusion decision changed (docs/what-if.md):
         ``unfuse=`` a fused group or kernel (its nodes as separate kernels), ``prevent=(a, b)`` two nodes kept
         apart, ``fuse=(k1, k2)`` two kernels Inductor declined for a score reason (a legality reason is
-        refused), ``split=node`` a split reduction run unsplit; ``order`` is not supported yet. Returns a
-        ``WhatIf`` holding ``.before``
+        refused), ``split=node`` a split reduction run unsplit (GPU: an unsplit one split), ``order=(a, b)`` kernel
+        ``a`` launched before kernel ``b`` where no data binds them. Returns a ``WhatIf`` holding ``.before``
         (this compilation, unchanged), ``.after``, the kernel pairing, bytes per kernel, peak memory and a
         verdict; ``measure=True`` (or ``.measure()``) adds times per kernel and line and numerics against eager."""
         return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order, graph=graph,
                              measure=measure)
 
-    def fusion_report(self, graph: int | str = 0, measure: bool = True, runs: int = 10) -> Any:
-        """Every fusion of one graph prevented in turn (one compile each, in this process) and sorted by what it
-        saves: kernels, bytes and, with ``measure``, time per call."""
-        return slots.fusion_report(self, graph=graph, measure=measure, runs=runs)
+    def fusion_report(self, graph: int | str = 0, measure: bool = True, runs: int = 10,
+                      workers: int | None = None) -> Any:
+        """Every fusion of one graph prevented in turn (one compile each: in this process, or in ``workers`` sweep
+        worker processes side by side) and sorted by what it saves: kernels, bytes and, with ``measure``, time
+        per call."""
+        return slots.fusion_report(self, graph=graph, measure=measure, runs=runs, workers=workers)
 
     def to_json(self) -> dict[str, Any]:
         return slots.trace_json(self)

@@ -7,8 +7,10 @@ toggles. So an extern ``mm`` that a native-matmul compilation replaced by a Trit
 ``tl.dot`` (fused with its epilogue) shows up as one *changed* pair, not an unrelated removal and
 addition. Kernels whose nodes went into a kernel that is already paired are reported as removed,
 with ``now_in`` naming where their nodes went. A JIT compile and an AOT compile (``explorer.export``) of
-the same model trace the same code into differently named FX nodes; their nodes are matched by the
-user's line they were traced at first (``fx_renames``).
+the same model trace the same code into differently named FX nodes, and two torch releases may name
+FX nodes, post-grad nodes and kernels differently or cut the program into other graphs: then graphs and
+FX nodes are matched by the line they were traced at first (diff_lines.py), so kernels pair by the
+user's lines whatever torch called them, and fused groups are compared by the FX nodes they compute.
 
 ``diff(a, b)`` (``compiler.diff``, ``explorer.diff``) is here, in the model, so that two saved traces
 compare without importing torch; only when both compilations are live and hold their outputs does it
@@ -21,10 +23,11 @@ import difflib
 import re
 from typing import Any
 
-from . import slots
+from . import diff_reports, slots
 from .compilation import Compilation
 from .diff import Diff, GraphDiff, KernelChange, MemoryChange, OutputComparison, StageCount
-from .stages import GraphCapture, Kernel
+from .diff_lines import fx_renames, pair_graphs, same_layout
+from .stages import FusedGroup, GraphCapture, Kernel
 
 COUNTED_STAGES = ("fx", "post_grad", "loop_ir", "fused", "kernels")
 
@@ -39,25 +42,11 @@ def _nodes(k: Kernel, rename: dict[str, str] | None = None) -> list[str]:
     return [rename.get(n, n) for n in names] if rename and k.fx_nodes else names
 
 
-def fx_renames(a: GraphCapture, b: GraphCapture) -> dict[str, str]:
-    """``b``'s FX node names -> ``a``'s for the same operation: the n-th operation traced at one source line
-    (the innermost frame of its stack) in each graph. A JIT graph (Dynamo) and an exported program trace
-    the same code but name nodes differently (Dynamo names ``h = torch.relu(...)`` after the variable,
-    ``h``; export ``relu``)."""
-    def by_line(graph: GraphCapture) -> dict[tuple[Any, int], str]:
-        seen: dict[Any, int] = {}
-        out = {}
-        for node in graph.fx.nodes:
-            if node.op in ("placeholder", "get_attr", "output"):
-                continue
-            line = tuple(node.stack[-1][:2]) if node.stack else node.user_line  # None: code without a file
-            position = seen.get(line, 0)
-            seen[line] = position + 1
-            out[(line, position)] = node.name
-        return out
-
-    names_a, names_b = by_line(a), by_line(b)
-    return {name: names_a[key] for key, name in names_b.items() if key in names_a}
+def _user_lines(*kernels: Kernel) -> list[tuple[str, int]]:
+    """The lines of the user's code the kernels compute: library frames aside, as their line numbers move
+    between torch releases."""
+    return sorted({(file, line) for k in kernels for file, line in k.user_lines
+                   if k.graph is None or file not in k.graph.library_files})
 
 
 def _normalized(k: Kernel) -> str:
@@ -73,7 +62,7 @@ def _source_diff(a: Kernel | None, b: Kernel | None) -> str:
 
 
 def _pair_kernels(a: list[Kernel], b: list[Kernel], rename: dict[str, str] | None = None) -> list[KernelChange]:
-    """``rename``: ``b``'s FX node names as ``a`` names them (a JIT and an AOT compile), else None."""
+    """``rename``: ``b``'s FX node names as ``a`` names them (matched by line: diff_lines.py), else None."""
     sets_a = [set(_nodes(k)) for k in a]
     sets_b = [set(_nodes(k, rename)) for k in b]
     pair_of_a = _same_kernels(a, b, rename)
@@ -101,14 +90,15 @@ def _pair_kernels(a: list[Kernel], b: list[Kernel], rename: dict[str, str] | Non
             text = _source_diff(ka, kb)
             status = "same" if not text and ka.language == kb.language else "changed"
             changes.append(KernelChange(status, ka.id, kb.id, ka.language, kb.language,
-                                        sorted(sets_a[i] | sets_b[pair_of_a[i]]), text))
+                                        sorted(sets_a[i] | sets_b[pair_of_a[i]]), text, lines=_user_lines(ka, kb)))
         else:
             holders = [b[j].id for j, sb in enumerate(sets_b) if sets_a[i] & sb]
             changes.append(KernelChange("removed", ka.id, None, ka.language, None, sorted(sets_a[i]),
-                                        _source_diff(ka, None), holders))
+                                        _source_diff(ka, None), holders, lines=_user_lines(ka)))
     for j, kb in enumerate(b):
         if j not in used_b:
-            changes.append(KernelChange("added", None, kb.id, None, kb.language, sorted(sets_b[j]), _source_diff(None, kb)))
+            changes.append(KernelChange("added", None, kb.id, None, kb.language, sorted(sets_b[j]), _source_diff(None, kb),
+                                        lines=_user_lines(kb)))
     return changes
 
 
@@ -137,20 +127,33 @@ def _count(g: GraphCapture, stage: str) -> int:
     return len(value.nodes) if hasattr(value, "nodes") else len(value)
 
 
-def _graph_diff(a: GraphCapture | None, b: GraphCapture | None, across_export: bool = False) -> GraphDiff:
-    """``across_export``: one side is an exported program, whose FX nodes are matched to the other's by line."""
+def _group_key(g: GraphCapture, group: FusedGroup, rename: dict[str, str] | None) -> tuple[str, ...]:
+    """A fused group as its post-grad origins, or, where FX nodes are matched by line (``rename``), as the FX
+    nodes those come from: post-grad names are torch's own and need not match across the two sides."""
+    origins = group.origins or group.nodes
+    if rename is None:
+        return tuple(sorted(origins))
+    fx_of = {n.name: n.fx for n in g.post_grad.nodes}
+    return tuple(sorted({rename.get(f, f) for o in origins for f in fx_of.get(o) or [o]}))
+
+
+def _graph_diff(a: GraphCapture | None, b: GraphCapture | None, by_line: str | None = None) -> GraphDiff:
+    """``by_line``: how to match FX nodes across the sides, by ``innermost`` frame (one side is an exported
+    program) or by ``user`` line (two torch releases, or graphs paired by line); None: by name."""
     ref = b or a
     assert ref is not None
     counts = [StageCount(s, _count(a, s) if a else 0, _count(b, s) if b else 0) for s in COUNTED_STAGES]
-    groups_a = {tuple(sorted(f.origins or f.nodes)) for f in (a.fused if a else [])}
-    groups_b = {tuple(sorted(f.origins or f.nodes)) for f in (b.fused if b else [])}
+    rename = fx_renames(a, b, innermost=by_line == "innermost") if by_line and a and b else None
+    # a's FX names are the ones b's are renamed to: a's groups map to FX nodes with no renaming ({})
+    groups_a = {_group_key(a, f, None if rename is None else {}) for f in (a.fused if a else [])}
+    groups_b = {_group_key(b, f, rename) for f in (b.fused if b else [])}
     return GraphDiff(
         graph=ref.id, kind=ref.kind, counts=counts,
         fused_only_a=[list(t) for t in sorted(groups_a - groups_b)],
         fused_only_b=[list(t) for t in sorted(groups_b - groups_a)],
-        kernels=_pair_kernels(a.kernels if a else [], b.kernels if b else [],
-                              fx_renames(a, b) if across_export and a and b else None),
+        kernels=_pair_kernels(a.kernels if a else [], b.kernels if b else [], rename),
         memory=_memory_change(a, b),
+        graph_a=a.id if a else None, graph_b=b.id if b else None,
     )
 
 
@@ -162,34 +165,23 @@ def _memory_change(a: GraphCapture | None, b: GraphCapture | None) -> MemoryChan
                         len(ma.reuse_marks) if ma else None, len(mb.reuse_marks) if mb else None)
 
 
-def _kernel_errors(c: Compilation) -> dict[tuple[str, str], float | None]:
-    """(graph id, kernel id) -> max relative error in the compilation's latest numerics report."""
-    if not c.numerics:
-        return {}
-    return {(row.graph, row.kernel): row.max_rel for row in c.numerics[-1].kernels.values()}
-
-
-def _attach_errors(graphs: list[GraphDiff], a: Compilation, b: Compilation) -> None:
-    errors_a, errors_b = _kernel_errors(a), _kernel_errors(b)
-    for g in graphs:
-        for change in g.kernels:
-            change.error_a = errors_a.get((g.graph, change.a)) if change.a else None
-            change.error_b = errors_b.get((g.graph, change.b)) if change.b else None
-
-
 def diff_of(a: Compilation, b: Compilation, outputs: OutputComparison) -> Diff:
     """What changed from ``a`` to ``b`` (toggles, stages, kernels, compile times), given how their outputs
     compare."""
     names = sorted(set(a.toggles) | set(b.toggles))
     toggles = {n: (a.toggles.get(n), b.toggles.get(n)) for n in names if a.toggles.get(n) != b.toggles.get(n)}
-    graphs_a = {g.index: g for g in a.graphs}
-    graphs_b = {g.index: g for g in b.graphs}
-    across_export = (a.export is None) != (b.export is None)
-    graphs = [_graph_diff(graphs_a.get(i), graphs_b.get(i), across_export) for i in sorted(set(graphs_a) | set(graphs_b))]
-    _attach_errors(graphs, a, b)
+    if (a.export is None) != (b.export is None):
+        by_line: str | None = "innermost"
+    elif a.torch != b.torch or not same_layout(a.graphs, b.graphs):
+        by_line = "user"
+    else:
+        by_line = None
+    graphs = [_graph_diff(ga, gb, by_line) for ga, gb in pair_graphs(a.graphs, b.graphs)]
+    diff_reports.attach(graphs, a, b)
     stages = [k for k in a.timings if k in b.timings] + [k for k in b.timings if k not in a.timings]
     timings = {k: (a.timings.get(k), b.timings.get(k)) for k in stages}
-    return Diff(label(a), label(b), toggles, graphs, timings, outputs, b)
+    return Diff(label(a), label(b), toggles, graphs, timings, outputs, torch=(a.torch, b.torch),
+                run_ms=(diff_reports.run_ms(a), diff_reports.run_ms(b)), _b=b)
 
 
 def diff(a: Compilation, b: Compilation) -> Diff:

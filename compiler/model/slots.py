@@ -164,7 +164,7 @@ check_determinism: Action[Callable[[Any, int], Any]] = Action("c.check_determini
 measure_memory: Action[Callable[[Any], Any]] = Action("g.memory.measure()", "compiler.runs.memory_measure")
 counters: Action[CountersRun] = Action("c.counters()", "compiler.runs.counters")
 what_if: Action[Callable[..., Any]] = Action("c.what_if()", "compiler.pipeline.what_if")  # keywords: the edit
-fusion_report: Action[Callable[..., Any]] = Action("c.fusion_report()", "compiler.pipeline.what_if")
+fusion_report: Action[Callable[..., Any]] = Action("c.fusion_report()", "compiler.sweeps.fusion_report")
 compare_outputs: Action[Callable[[Any, Any], Any]] = Action("comparing two live compilations' outputs",
                                                             "compiler.runs.diff")
 # pipeline/: what a capture left for first use

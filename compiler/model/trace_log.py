@@ -163,8 +163,10 @@ def read_records(stream: BinaryIO, problems: LogProblems, *, wants_payload: Call
             yield _finish(pending, lines), span  # type: ignore[misc]
             pending = None
         match = _HEADER.match(raw.rstrip(b"\r\n"))
-        metadata = _parse_header(match.group("json")) if match else None
-        record = record_of(metadata, None, number) if metadata is not None else None
+        record = _timer_record(match.group("json"), number) if match else None
+        if record is None:
+            metadata = _parse_header(match.group("json")) if match else None
+            record = record_of(metadata, None, number) if metadata is not None else None
         if record is None:
             if raw.strip() and raw.endswith(b"\n"):  # a last line cut short is the truncation, reported below
                 problems.bad_line(number, raw)
@@ -176,6 +178,25 @@ def read_records(stream: BinaryIO, problems: LogProblems, *, wants_payload: Call
     if last and not last.endswith(b"\n"):
         problems.truncated = (f"the log ends in the middle of a line (line {number}): the job was killed while "
                               "writing it, or is still running; everything before it was read")
+
+
+# the header of a timer event, most of a log's records, as torch writes it (json.dumps of a dict in this order)
+_TIMER_HEADER = re.compile(rb'\{"chromium_event": \{\}, (?:"rank": (?P<rank>\d+), )?(?:"frame_id": (?P<frame>\d+), '
+                           rb'"frame_compile_id": (?P<frame_compile>\d+), "attempt": (?P<attempt>\d+), )?'
+                           rb'"has_payload": "(?P<checksum>[0-9a-f]+)"\}')
+
+
+def _timer_record(text: bytes, line: int) -> Record | None:
+    """A timer event's Record read with one regex (None for any other header): what ``record_of`` of its
+    parsed JSON gives, at a fraction of the cost."""
+    match = _TIMER_HEADER.fullmatch(text)
+    if match is None:
+        return None
+    rank, frame, attempt = match["rank"], match["frame"], match["attempt"]
+    return Record(kind="chromium_event", data={},
+                  compile_id=f"{int(frame)}/{int(match['frame_compile'])}" if frame is not None else None,
+                  attempt=int(attempt) if attempt is not None else 0, rank=int(rank) if rank is not None else None,
+                  checksum=match["checksum"].decode(), line=line)
 
 
 def _parse_header(text: bytes) -> dict[str, Any] | None:

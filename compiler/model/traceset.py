@@ -142,13 +142,26 @@ class RankTrace(Rendered):
 
     def __init__(self, summary: RankSummary, index: Any = None, build: Callable[[Any, str], Compilation] | None = None,
                  time_compiles: Callable[[Any, str], Any] | None = None,
-                 compilations: dict[str, Compilation] | None = None, compile_time: Any = None) -> None:
+                 compilations: dict[str, Compilation] | None = None, compile_time: Any = None,
+                 watch_of: Callable[[Any], Any] | None = None) -> None:
         self.summary = summary
         self.index = index  # the rank's log index (compiler/pipeline/trace_import.py) while its log is read
         self.build = build  # (index, compile id) -> that compile's Compilation, read from the log
         self.time_compiles = time_compiles  # (index, rank) -> the rank's CompileTimeReport, read from the log
+        self.watch_of = watch_of  # index -> the rank's WatchReport, read from the log
         self._compilations: dict[str, Compilation] = dict(compilations or {})
         self._compile_time = compile_time
+        self._watch: Any = None
+
+    def watch(self) -> Any:
+        """This rank's run as ``explorer.load_watch`` reads it (a WatchReport: compiles, recompiles with
+        their reasons and steps, graph breaks), read from its log when first asked."""
+        if self._watch is None:
+            if self.watch_of is None or self.index is None:
+                raise LookupError(f"rank {self.rank}: a TraceSet loaded from JSON keeps no log to read the watch "
+                                  "from; load the TORCH_TRACE directory with explorer.load_trace")
+            self._watch = self.watch_of(self.index)
+        return self._watch
 
     @property
     def compile_time(self) -> Any:
@@ -214,6 +227,24 @@ class TraceSet(Rendered):
     @property
     def summaries(self) -> list[RankSummary]:
         return [r.summary for r in self.ranks.values()]
+
+    def watch(self, rank: int | str | None = None) -> Any:
+        """One rank's WatchReport, the same as ``explorer.load_watch(path, rank=rank)``; ``rank`` may be
+        left out when the TraceSet has one rank."""
+        if rank is None:
+            if len(self.ranks) != 1:
+                raise KeyError(f"{self.path} holds {len(self.ranks)} ranks ({list(self.ranks)}): pick one with "
+                               "ts.watch(rank=N)")
+            return next(iter(self.ranks.values())).watch()
+        return self[rank].watch()
+
+    def watch_divergence(self) -> list[Any]:
+        """Each recompile and graph break that some ranks had and the others did not, with the rank, the
+        step (when the run was watched) and the reason (compiler/model/watch_divergence.py); every rank's
+        watch report is read from its log now, if not yet."""
+        from .watch_divergence import watch_divergence
+
+        return watch_divergence({rank: r.watch() for rank, r in self.ranks.items()})
 
     def compile_time_divergence(self) -> list[Divergence]:
         """Phases where one rank spent much longer compiling than the median rank (each rank's report is

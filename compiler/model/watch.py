@@ -18,6 +18,9 @@ from . import formatting
 from .dynamo import GraphBreak, Guard
 from .slots import Rendered
 
+# the TORCH_TRACE artifact a watch writes at the end of a step in which compiles began: {"step", "compile_ids"}
+STEP_MARK = "explorer_watch_step"
+
 
 @dataclass(repr=False)
 class Step(Rendered):
@@ -186,8 +189,7 @@ class WatchReport(Rendered):
     def summary(self) -> str:
         """One line: steps, compiles, recompiles, graph breaks."""
         if not self.compiles and not any(f.calls for f in self.frames):
-            return (f"{len(self.steps)} steps, {self.seconds:.3f} s: nothing compiled and no compiled frame ran "
-                    "(frames compiled before the watch began are not seen)")
+            return f"{len(self.steps)} steps, {self.seconds:.3f} s: nothing compiled and no compiled frame ran"
         fired = sum(b.count for b in self.graph_breaks)
         return (f"{len(self.steps)} steps, {self.seconds:.3f} s: {len(self.compiles)} compiles "
                 f"({len(self.recompiles)} recompiles), {len(self.graph_breaks)} graph breaks (fired {fired}x), "
@@ -196,3 +198,16 @@ class WatchReport(Rendered):
     def __repr__(self) -> str:
         error = f", ended by {self.error}" if self.error else ""
         return f"Watch({self.summary()}{error})"
+
+
+@dataclass(repr=False)
+class LiveView(Rendered):
+    """What a terminal shows while a watch runs (``explorer.watch(live=True)``): the summary line and a few
+    rows of each table (the latest compiles, the breaks that fired most, the busiest frames), so that the
+    display stays one screen high however long the run."""
+
+    report: WatchReport
+    rows: int = 6
+
+    def __repr__(self) -> str:
+        return f"LiveView({self.report.summary()})"

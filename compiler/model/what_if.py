@@ -2,11 +2,13 @@
 
 An edit is named by what the user sees: ``unfuse`` a fused group or kernel (its scheduler nodes as separate
 kernels), ``prevent=(a, b)`` two nodes in one kernel kept apart, ``fuse=(k1, k2)`` two kernels Inductor kept
-apart for a score reason (never a legality one), ``split=node`` a split reduction run as one. This module resolves those names against the captured
-stages into a ``FusionEdit``: which loop-IR nodes must end up apart (or together), each named by the post-grad
-nodes it came from, so the same nodes are found again when the same program compiles again (the compiler's
-side is compiler/pipeline/what_if.py, the patches compiler/_torch/fusion_edits.py and reduction_splits.py). Edits the scheduler
-cannot make are refused here, before anything compiles, with the reason and the valid choices.
+apart for a score reason (never a legality one), ``split=node`` a split reduction run as one (GPU: an unsplit one
+split), ``order=(a, b)`` one kernel launched before another (resolved in compiler/model/what_if_order.py). This
+module resolves those names against the captured stages into a ``FusionEdit``: which loop-IR nodes must end up
+apart (or together, or in another order), each named by the post-grad nodes it came from, so the same nodes are
+found again when the same program compiles again (the compiler's side is compiler/pipeline/what_if.py, the
+patches compiler/_torch/fusion_edits.py, reduction_splits.py and node_order.py). Edits the scheduler cannot
+make are refused here, before anything compiles, with the reason and the valid choices.
 
 ``WhatIf`` holds ``before`` and ``after`` (two Compilations of the same program, linked by their FX nodes
 through ``compiler.diff``'s kernel pairing), per kernel the bytes it must move and, once ``measure()`` ran, its
@@ -44,10 +46,11 @@ def node_key(node: LoopIRNode) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class FusionEdit:
-    """One fusion decision to change in graph ``graph``: ``parts`` (loop-IR node names of the captured graph)
-    must end up in separate kernels (``unfuse``, ``prevent``) or in one (``fuse``)."""
+    """One scheduling decision to change in graph ``graph``: ``parts`` (loop-IR node names of the captured graph)
+    must end up in separate kernels (``unfuse``, ``prevent``), in one (``fuse``), with the reduction split or not
+    (``split``), or the first part's kernel launched before the second's (``order``)."""
 
-    kind: str  # unfuse | prevent | fuse
+    kind: str  # unfuse | prevent | fuse | split | order
     graph: int  # index of the graph in the compilation
     parts: tuple[tuple[str, ...], ...]
     keys: tuple[frozenset[frozenset[str]], ...]  # each part's loop-IR nodes as their post-grad origins
@@ -55,6 +58,8 @@ class FusionEdit:
     label: str  # how the verdict names the edit: "unfusing op0_op1 (add, mul)"
     note: str = ""  # what the user should know about how the edit was made
     unsplit_nodes: frozenset[str] = frozenset()  # split: the post-grad nodes whose reduction runs unsplit
+    split_nodes: frozenset[str] = frozenset()  # split: the post-grad nodes whose reduction is split (GPU only)
+    kernel_keys: tuple[frozenset[frozenset[str]], ...] = ()  # order: each kernel of the graph as its nodes' keys
 
     def side(self, members: Iterable[frozenset[str]]) -> set[int]:
         """Which parts the scheduler nodes ``members`` (each as its origins) hold nodes of."""
@@ -64,7 +69,7 @@ class FusionEdit:
                members2: list[frozenset[str]]) -> str | None:
         """What the scheduler does with a candidate pair (compiler/_torch/fusion_edits.py): "refuse", "relax"
         (fuse if legal) or None (as Inductor decides)."""
-        if self.kind == "split" or graph_nodes != self.graph_nodes:
+        if self.kind not in ("unfuse", "prevent", "fuse") or graph_nodes != self.graph_nodes:
             return None
         side1, side2 = self.side(members1), self.side(members2)
         if not side1 or not side2 or not any(i != j for i in side1 for j in side2):
@@ -76,10 +81,30 @@ class FusionEdit:
         one function: nodes kept apart get functions of their own)."""
         return self.kind in ("unfuse", "prevent") and graph_nodes == self.graph_nodes and bool(self.side(members))
 
-    def unsplit(self, graph_nodes: frozenset[str], node: str) -> bool:
-        """Whether the reduction Inductor lowers for post-grad node ``node`` runs unsplit
-        (compiler/_torch/reduction_splits.py)."""
-        return self.kind == "split" and graph_nodes == self.graph_nodes and node in self.unsplit_nodes
+    def turn_split(self, graph_nodes: frozenset[str], node: str) -> str | None:
+        """Whether the reduction Inductor lowers for post-grad node ``node`` runs unsplit ("off") or split
+        ("on"), or as Inductor decides (None) (compiler/_torch/reduction_splits.py)."""
+        if self.kind != "split" or graph_nodes != self.graph_nodes:
+            return None
+        return "off" if node in self.unsplit_nodes else "on" if node in self.split_nodes else None
+
+    def pick(self, graph_nodes: frozenset[str], nodes: list[list[frozenset[str]]]) -> tuple[list[int], list[int]] | None:
+        """Which scheduled nodes (each as its members' origins) run first and which they must precede
+        (compiler/_torch/node_order.py); None for another graph or another kind of edit."""
+        if self.kind != "order" or graph_nodes != self.graph_nodes:
+            return None
+        sides = [self.side(members) for members in nodes]
+        first = [i for i, side in enumerate(sides) if 0 in side]
+        second = [i for i, side in enumerate(sides) if 1 in side]
+        return (first, second) if first and second else None
+
+    def same_kernel(self, members1: list[frozenset[str]], members2: list[frozenset[str]]) -> bool:
+        """Whether two scheduled nodes were one kernel in the compile edited (an order edit keeps kernels whole)."""
+        def kernel(members: list[frozenset[str]]) -> int | None:
+            return next((i for i, keys in enumerate(self.kernel_keys) if any(m in keys for m in members)), None)
+
+        found = kernel(members1)
+        return found is not None and found == kernel(members2)
 
 
 # --- naming what the user sees ------------------------------------------------------------------------------
@@ -227,17 +252,26 @@ def split_reductions(g: GraphCapture, nodes: Iterable[LoopIRNode]) -> list[LoopI
 
 
 def split_edit(c: Any, target: Any, graph: int | str | None = None) -> FusionEdit:
+    """A split reduction run as one, or (GPU) a reduction Inductor ran as one split."""
     g, nodes = resolve_node(c, target, graph)
     reductions = split_reductions(g, nodes)
-    if len(reductions) < 2:
-        raise WhatIfError(f"{_label(target)} is not a split reduction (Inductor runs it as "
-                          f"{'one reduction' if reductions else 'no reduction'}; the C++ backend never splits one): "
-                          "only a split can be turned off; Inductor chooses split counts, so none is turned on. "
-                          f"Split reductions here: {_split_choices(g) or 'none'}")
+    keys = (frozenset(node_key(n) for n in reductions),)
     names = frozenset(o for n in reductions for o in n.origins)
-    return FusionEdit("split", g.index, (tuple(n.name for n in reductions),),
-                      (frozenset(node_key(n) for n in reductions),), frozenset(n.name for n in g.post_grad.nodes),
-                      f"running {', '.join(sorted(names))} unsplit", unsplit_nodes=names)
+    graph_nodes = frozenset(n.name for n in g.post_grad.nodes)
+    if len(reductions) >= 2:
+        return FusionEdit("split", g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
+                          f"running {', '.join(sorted(names))} unsplit", unsplit_nodes=names)
+    if not reductions:
+        raise WhatIfError(f"{_label(target)} is not a reduction: split= turns a reduction's split off (or, on a GPU, "
+                          f"on). Split reductions here: {_split_choices(g) or 'none'}")
+    languages = {k.language for k in g.kernels if k.group == reductions[0].group}
+    if languages != {"triton"}:
+        raise WhatIfError(f"{_label(target)} runs as one reduction in a {'/'.join(sorted(languages)) or 'no'} kernel, "
+                          "and only Inductor's Triton backend (GPU) splits a reduction: the C++ backend reduces to a "
+                          "single element in one kernel, so there is no split to turn on. Split reductions here: "
+                          f"{_split_choices(g) or 'none'}")
+    return FusionEdit("split", g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
+                      f"splitting {', '.join(sorted(names))}", split_nodes=names)
 
 
 def _split_choices(g: GraphCapture) -> list[str]:

@@ -11,8 +11,10 @@ from ..model.formatting import where
 from ..model.compile_time import CompileTimeReport
 from ..model.compile_time_build import build as build_compile_time
 from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, divergence
+from ..model.watch import WatchReport
 from . import aot_log
 from .trace_import import LogIndex, compilation_from_log, find_logs, index_log, rank_in_name, rank_timer_call
+from .watch import watch_of_log
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:
@@ -63,12 +65,18 @@ def load_trace(path: str | Path) -> TraceSet:
             key = f"{rank}@{index.path.stem}"
             problems.append(f"more than one log for rank {rank} (a directory shared by several runs?): "
                             f"{index.path.name} is kept as rank {key!r}")
-        ranks[key] = RankTrace(_summarize(index, key), index, compilation_from_log, rank_compile_time)
+        ranks[key] = RankTrace(_summarize(index, key), index, compilation_from_log, rank_compile_time,
+                               watch_of=rank_watch)
     versions = {r.summary.torch for r in ranks.values() if r.summary.torch}
     if len(versions) > 1:
         problems.append(f"the ranks ran different torch versions: {sorted(versions)}")
     summaries = [r.summary for r in ranks.values()]
     return TraceSet(str(path), ranks, divergence(summaries), problems)
+
+
+def rank_watch(index: LogIndex) -> WatchReport:
+    """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for."""
+    return watch_of_log(index.path, index)
 
 
 def rank_compile_time(index: LogIndex, rank: str) -> CompileTimeReport | None:

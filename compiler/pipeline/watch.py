@@ -12,23 +12,29 @@ Three sources, none of them per-step work for Python:
 - The steps, which the watch cannot guess: the user marks them, with ``w.step()`` at the end of each
   step, or by iterating ``w.steps_of(loader)``; ``explorer.watch(fn)`` makes each call of ``fn`` a step.
   Without marks the whole block is one step.
+
+Listeners (``w.add_listener(fn)``) are how a live view follows the run without polling it: ``fn(w)`` is
+called from the loop's own thread when a step ends, when a compile, recompile or graph break is recorded,
+and once when the watch ends (``w.active`` is False then). The terminal's live summary
+(compiler/pipeline/watch_live.py) is one of them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-from .._torch import structured_trace, watch_hooks
+from .._torch import structured_trace, watch_earlier, watch_hooks
 from ..model.dynamo import DynamoStage, Guard
 from ..model.errors import TraceLoadError
 from ..model.trace_log import LogProblems, Record, read_records
-from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, WatchReport
-from . import frames
+from ..model.watch import STEP_MARK, BreakCount, CompileEvent, FrameStats, Step, WatchReport
+from . import frames, watch_live
 from .dynamo_records import PAYLOADS, READS, DynamoRecords
 
 T = TypeVar("T")
@@ -40,6 +46,8 @@ CACHE_RECORDS: dict[str, tuple[str, str]] = {
     for state in ("hit", "miss", "bypass")
 }
 WATCH_READS = READS | frozenset(CACHE_RECORDS)
+# the records after which listeners are told (a compile began or ended, a recompile's reasons, a break)
+NOTIFYING = frozenset({"dynamo_start", "recompile_reasons", "dynamo_graph_break_reason", "compilation_metrics"})
 
 _REASON = re.compile(r"^(?P<cid>[!\d/_]+): (?P<text>.*)$", re.S)
 _ACTUAL = re.compile(r"expected (?P<expected>.+?), actual (?P<actual>[^\s.,;]+(?:\.\d+)?)")
@@ -88,6 +96,9 @@ class RunRecords:
         if cid is not None and cid not in self.steps:
             self.steps[cid] = step
             self.order.append(cid)
+        if record.name == STEP_MARK:
+            self._place(record.payload)
+            return
         cached = CACHE_RECORDS.get(record.name)
         if cached is not None and cid is not None:
             self.cache.setdefault(cid, {})[cached[0]] = cached[1]
@@ -96,6 +107,19 @@ class RunRecords:
             if record.name == "recompile_reasons" and cid is not None and read_value is not None:
                 reasons = self.dynamo.frames[cid].recompile_reasons if cid in self.dynamo.frames else []
                 self.values[cid] = next((v for v in (reason_value(r, read_value) for r in reasons) if v), None)
+        self.changed = True
+
+    def _place(self, payload: str | None) -> None:
+        """A step mark read back from a log (watch_hooks.log_step_mark): the step its compiles began in."""
+        try:
+            mark = json.loads(payload or "")
+            step, compile_ids = int(mark["step"]), [str(c) for c in mark["compile_ids"]]
+        except (ValueError, KeyError, TypeError):
+            return
+        for cid in compile_ids:
+            if cid not in self.steps:
+                self.order.append(cid)
+            self.steps[cid] = step
         self.changed = True
 
     # --- the report's parts ------------------------------------------------------------------
@@ -172,6 +196,32 @@ def _break_counts(stage: DynamoStage, calls: dict[str, int]) -> list[BreakCount]
     return list(merged.values())
 
 
+EARLIER_REASON = "(compiled before the watch began: Dynamo gave its reason then)"
+
+
+def _earlier_breaks(found: list[BreakCount], earlier: list[watch_earlier.EarlierGraph],
+                    calls: dict[str, int]) -> list[BreakCount]:
+    """``found`` with the breaks after graphs compiled before the watch began that fired during it: added
+    to the break the watch saw at the same line, else one entry each, whose reason is unknown (Dynamo
+    logged it before the watch listened)."""
+    at_line = {(b.filename, b.line): b for b in found}
+    for graph in earlier:
+        if graph.resume is None:
+            continue
+        _, filename, line = graph.resume
+        fired = calls.get(graph.compile_id, 0) if graph.graph else sum(calls.get(c, 0) for c in graph.resume_ids)
+        entry = at_line.get((filename, line))
+        if entry is None:
+            if not fired:
+                continue
+            entry = at_line[(filename, line)] = BreakCount(EARLIER_REASON, filename, line, 0, graph.function)
+            found.append(entry)
+        entry.count += fired
+        if graph.compile_id not in entry.compile_ids:
+            entry.compile_ids.append(graph.compile_id)
+    return found
+
+
 def _frames(events: list[CompileEvent], graphs: dict[str, watch_hooks.GraphCalls],
             breaks: list[BreakCount]) -> list[FrameStats]:
     frames: dict[str, FrameStats] = {}
@@ -208,8 +258,9 @@ def _frames(events: list[CompileEvent], graphs: dict[str, watch_hooks.GraphCalls
 class Watch(WatchReport):
     """A live watch: ``with explorer.watch() as w:`` around a loop. See the module's docstring for steps."""
 
-    def __init__(self, sample_every: int = 8, keep_graphs: bool = True) -> None:
+    def __init__(self, sample_every: int = 8, keep_graphs: bool = True, live: Any = False) -> None:
         super().__init__(source="live", sample_every=max(1, int(sample_every)))
+        self._live = live
         self._run = RunRecords()
         self._sink = watch_hooks.Sink(self.sample_every)
         self._keep_graphs = keep_graphs
@@ -223,6 +274,47 @@ class Watch(WatchReport):
         self._stale = False
         self._tail = False  # the open step was begun by w.step(): it may be the empty one after the last
         self._started: float | None = None
+        self._listeners: tuple[Callable[[Watch], None], ...] = ()  # a tuple: replaced, never mutated
+        self._running = False
+        self._marked = 0  # compiles already written as step marks into a TORCH_TRACE log
+        self._earlier: list[watch_earlier.EarlierGraph] | None = None  # graphs compiled before the watch began
+
+    # --- listeners ---------------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        """True while the watch is running (between ``__enter__`` and ``__exit__``, or inside a watched call)."""
+        return self._running
+
+    def add_listener(self, fn: Callable[[Watch], None]) -> None:
+        """Call ``fn(watch)`` from the loop's thread after each step ends, after each compile, recompile
+        and graph-break record, and once when the watch ends (``watch.active`` is False then). A listener
+        that raises is removed and its error kept in ``notes``; the loop goes on."""
+        if fn not in self._listeners:
+            self._listeners = (*self._listeners, fn)
+
+    def remove_listener(self, fn: Callable[[Watch], None]) -> None:
+        """Stop calling ``fn`` (nothing happens when it was not added)."""
+        self._listeners = tuple(f for f in self._listeners if f is not fn and f != fn)
+
+    def _notify(self) -> None:
+        for fn in self._listeners:
+            try:
+                fn(self)
+            except Exception as error:  # a view's fault never stops the user's loop
+                self.remove_listener(fn)
+                name = getattr(fn, "__qualname__", None) or type(fn).__name__
+                self.notes.append(f"listener {name} raised {type(error).__name__}: {error}; it was removed")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """A notebook shows the live watch widget (widgets/watch_widget.py, a listener: displayed inside the loop
+        it follows it), else the HTML report. The widgets room sits above: it is named, never imported here."""
+        import importlib
+
+        from ..model import slots
+
+        bundle = slots.widget_bundle(lambda view: importlib.import_module("widgets.watch_widget").WatchWidget(view()),
+                                     lambda: self, include, exclude, "text/html", lambda: slots.html_of(self))
+        return bundle if bundle is not None else {"text/plain": repr(self), "text/html": slots.html_of(self)}
 
     # --- the hooks ---------------------------------------------------------------------------
     def _activate(self) -> None:
@@ -232,6 +324,9 @@ class Watch(WatchReport):
         stack = contextlib.ExitStack()
         try:
             stack.enter_context(watch_hooks.counting_graphs(self._sink))
+            if self._earlier is None:
+                self._earlier = watch_earlier.earlier_graphs()
+            stack.enter_context(watch_earlier.counting_earlier(self._earlier))
             self._sink.on_first_call = self._keep if self._keep_graphs else None
             stack.enter_context(structured_trace.on_trace_records(self._on_record, reads=WATCH_READS,
                                                                   payloads=PAYLOADS))
@@ -239,14 +334,18 @@ class Watch(WatchReport):
             stack.close()
             raise
         self._hooks = stack
+        self._running = True
 
     def _deactivate(self) -> None:
+        self._running = False
         hooks, self._hooks = self._hooks, None
         if hooks is not None:
             hooks.close()
 
     def _on_record(self, record: Record) -> None:
         self._run.add(record, self._step, watch_hooks.failed_value)
+        if self._listeners and record.name in NOTIFYING:
+            self._notify()
 
     def _keep(self, compile_id: str, graph_module: Any, args: tuple[Any, ...]) -> None:
         if compile_id not in self._graphs_kept and graph_module is not None:
@@ -255,6 +354,11 @@ class Watch(WatchReport):
     # --- steps -------------------------------------------------------------------------------
     def __enter__(self) -> "Watch":
         self._activate()
+        display = watch_live.display(self._live)
+        if display is not None and self._hooks is not None:
+            self.add_listener(display)
+            self._hooks.callback(self.remove_listener, display)
+            self._hooks.callback(display.close)
         self._started = time.perf_counter()
         self._begin_step()
         return self
@@ -267,6 +371,9 @@ class Watch(WatchReport):
             self._end_step(final=True)
             if self._started is not None:
                 self.seconds += time.perf_counter() - self._started
+            self._running = False
+            if self._listeners:
+                self._notify()  # the end: listeners see ``active`` False
         finally:
             self._deactivate()
         return False
@@ -316,6 +423,22 @@ class Watch(WatchReport):
             return  # the empty step begun by the last w.step()
         self._raw_steps.append((self._step, seconds, calls))
         self._stale = True
+        if len(self._run.order) > self._marked:
+            self._mark_compiles()
+        if self._listeners and not final:
+            self._notify()
+
+    def _mark_compiles(self) -> None:
+        """Write which step the new compiles began in into the run's TORCH_TRACE log, if one is written,
+        so that ``load_watch`` and ``load_trace(...).watch()`` place them (a step without compiles writes nothing)."""
+        marks: dict[int, list[str]] = {}
+        for cid in self._run.order[self._marked:]:
+            step = self._run.steps.get(cid)
+            if step is not None:
+                marks.setdefault(step, []).append(cid)
+        self._marked = len(self._run.order)
+        for step, compile_ids in marks.items():
+            watch_hooks.log_step_mark(step, compile_ids)
 
     # --- the report, brought up to date when read ----------------------------------------------
     def refresh(self) -> None:
@@ -339,8 +462,9 @@ class Watch(WatchReport):
             steps.append(Step(index, seconds, calls, {cid: means[cid] * n for cid, n in calls.items()},
                               by_step.get(index, [])))
         stage = getattr(self, "_stage", None)
-        self.__dict__["_graph_breaks"] = _break_counts(stage, {c: g.calls for c, g in graphs.items()}) \
-            if stage is not None else []
+        calls = {c: g.calls for c, g in graphs.items()}
+        found = _break_counts(stage, calls) if stage is not None else []
+        self.__dict__["_graph_breaks"] = _earlier_breaks(found, self._earlier or [], calls)
         self.__dict__["_frames"] = _frames(self.__dict__["_compiles"], graphs, self.__dict__["_graph_breaks"])
 
 
@@ -424,16 +548,23 @@ class WatchedFunction:
         return f"watched {getattr(self.fn, '__name__', 'function')}: {self.watch!r}"
 
 
-def watch(fn: Callable[..., Any] | None = None, *, sample_every: int = 8, keep_graphs: bool = True) -> Any:
+def watch(fn: Callable[..., Any] | None = None, *, sample_every: int = 8, keep_graphs: bool = True,
+          live: Any = None) -> Any:
     """``with explorer.watch() as w:`` around a loop (mark steps with ``w.step()`` or ``w.steps_of(it)``),
     or ``explorer.watch(fn)``: ``fn`` with each call a step, its report at ``.watch``.
 
     ``sample_every``: one call in this many of each compiled graph is timed (all are counted).
     ``keep_graphs``: keep each compiled graph and its first inputs' layout, so that
-    ``w.compiles[i].compilation()`` can capture it in full when asked."""
+    ``w.compiles[i].compilation()`` can capture it in full when asked.
+    ``live``: draw a summary in the terminal while the loop runs (compiler/pipeline/watch_live.py): None
+    (the default) when stdout is a terminal outside a notebook, True, False, or the rich Console to draw
+    on. A watched function never ends, so it draws none: ``live`` must stay None or False there."""
     if fn is not None:
-        return WatchedFunction(fn, Watch(sample_every, keep_graphs))
-    return Watch(sample_every, keep_graphs)
+        if live:
+            raise ValueError("explorer.watch(fn) draws no live summary (its watch never ends); use "
+                             "`with explorer.watch(live=True) as w:` around the loop")
+        return WatchedFunction(fn, Watch(sample_every, keep_graphs, False))
+    return Watch(sample_every, keep_graphs, live)
 
 
 # ------------------------------------------------------------------------------------------ logs
@@ -442,8 +573,9 @@ def watch(fn: Callable[..., Any] | None = None, *, sample_every: int = 8, keep_g
 def load_watch(path: str | Path, rank: int | None = None) -> WatchReport:
     """The watch report of a run's TORCH_TRACE log (a directory with one log per rank, or one log):
     compiles, recompiles with their reasons and failed guards, graph breaks, cache hits and misses. A log
-    has no steps and no call counts (``steps`` is empty, breaks count the compiles that hit them)."""
-    from .trace_import import compilation_from_log, find_logs, index_log, rank_in_name
+    has no call counts (``steps`` is empty, breaks count the compiles that hit them); a compile's ``step``
+    is known when the run was watched (the watch marks steps in the log), else None."""
+    from .trace_import import find_logs, rank_in_name
 
     logs = find_logs(path)
     if len(logs) > 1:
@@ -454,22 +586,31 @@ def load_watch(path: str | Path, rank: int | None = None) -> WatchReport:
         log = ranks[rank]
     else:
         log = logs[0]
+    return watch_of_log(log)
+
+
+def watch_of_log(log: str | Path, index: Any = None) -> WatchReport:
+    """The watch report of one TORCH_TRACE log; ``index``: its LogIndex when already read (a TraceSet's),
+    else it is read when a compile's ``compilation()`` is first asked for."""
+    from .trace_import import compilation_from_log, index_log
+
     run = RunRecords()
     run.dynamo = DynamoRecords()
     problems = LogProblems()
+    reads, payloads = WATCH_READS | {STEP_MARK}, PAYLOADS | {STEP_MARK}
     with open(log, "rb") as stream:
-        for record, _ in read_records(stream, problems, wants_payload=lambda r: r.name in PAYLOADS):
-            if record.name in WATCH_READS:
+        for record, _ in read_records(stream, problems, wants_payload=lambda r: r.name in payloads):
+            if record.name in reads:
                 run.add(record, None)
     stage = run.dynamo.stage({})
     report = WatchReport(source=str(log))
     report.compiles = run.compiles(stage)
-    index: list[Any] = []
+    indexes: list[Any] = [index] if index is not None else []
 
     def from_log(compile_id: str) -> Any:
-        if not index:
-            index.append(index_log(log))
-        return compilation_from_log(index[0], compile_id)
+        if not indexes:
+            indexes.append(index_log(Path(log)))
+        return compilation_from_log(indexes[0], compile_id)
 
     for event in report.compiles:
         event._capture = functools.partial(from_log, event.compile_id)

@@ -8,8 +8,9 @@ scheduler's ``can_fuse`` answering the edited pairs (compiler/_torch/fusion_edit
 What compiled is checked: the edit must show in the new fused groups, or the result is refused with what
 Inductor said. The original compilation is never changed (a measure() keeps its reports on the WhatIf).
 
-The fusion report runs one such compile per fused group of a graph, in this process, one after another
-(not yet in sweep workers).
+The fusion report runs one such compile per fused group of a graph (``fusion_worth``); here in this process,
+one after another (``fusion_report_here``), or in sweep workers (compiler/sweeps/fusion_report.py, which
+fills ``c.fusion_report()`` and calls back here for each trial).
 """
 
 from __future__ import annotations
@@ -19,27 +20,26 @@ from typing import Any
 
 import torch
 
-from .._torch import fusion_edits, reduction_splits
-from ..model import slots
+from .._torch import fusion_edits, node_order, reduction_splits
+from ..model import progress, slots
 from ..model.compilation import Compilation
 from ..model.diff_pairing import diff
-from ..model.what_if import (FusionEdit, FusionReport, FusionWorth, WhatIf, WhatIfError, fuse_edit, node_key,
+from ..model.errors import CompileError
+from ..model.stages import FusedGroup
+from ..model.what_if import (FusionEdit, FusionReport, FusionWorth, Side, WhatIf, WhatIfError, fuse_edit, node_key,
                              prevent_edit, side_of, sort_worth, split_edit, split_reductions, unfuse_edit)
+from ..model.what_if_order import launch_order, order_edit
 from .capture import capture
 
-_EDITS = {"unfuse": unfuse_edit, "prevent": prevent_edit, "fuse": fuse_edit, "split": split_edit}
-_NOT_YET = {"order": "the order of kernels"}
+_EDITS = {"unfuse": unfuse_edit, "prevent": prevent_edit, "fuse": fuse_edit, "split": split_edit, "order": order_edit}
+_ASK = ("unfuse=group or kernel, prevent=(node_a, node_b), fuse=(kernel_a, kernel_b), split=a reduction's node or "
+        "order=(kernel_a, kernel_b)")
 
 
 def _the_edit(c: Compilation, edits: dict[str, Any], graph: int | str | None) -> FusionEdit:
     asked = {name: value for name, value in edits.items() if value is not None}
-    for name, what in _NOT_YET.items():
-        if name in asked:
-            raise WhatIfError(f"what_if({name}=...) ({what}) is not supported yet; supported: unfuse=group or kernel, "
-                              "prevent=(node_a, node_b), fuse=(kernel_a, kernel_b), split=a split reduction's node")
     if len(asked) != 1:
-        raise WhatIfError(f"what_if takes exactly one edit, got {sorted(asked) or 'none'}: unfuse=group or kernel, "
-                          "prevent=(node_a, node_b), fuse=(kernel_a, kernel_b) or split=a split reduction's node")
+        raise WhatIfError(f"what_if takes exactly one edit, got {sorted(asked) or 'none'}: {_ASK}")
     if c.export is not None:
         raise WhatIfError("what_if recompiles with torch.compile; this is an AOT compilation (explorer.export)")
     if c.live is None or c.live.example_inputs is None:
@@ -49,17 +49,26 @@ def _the_edit(c: Compilation, edits: dict[str, Any], graph: int | str | None) ->
     return _EDITS[kind](c, value, graph)
 
 
-def _recompiled(c: Compilation, edit: FusionEdit) -> Compilation:
-    """The program of ``c`` captured again as it was, with ``edit`` made by the scheduler."""
+def _edited(edit: FusionEdit) -> Any:
+    """The block that makes ``edit`` in the compiles inside it (its value: what the order pass did, or None)."""
+    if edit.kind == "split":
+        return reduction_splits.splits_changed(edit.turn_split)
+    if edit.kind == "order":
+        return node_order.reordered(edit.pick, edit.same_kernel)
+    return fusion_edits.fusion_decided(edit.decide, offers=edit.kind == "fuse", ends_kernel=edit.ends_kernel)
+
+
+def _recompiled(c: Compilation, edit: FusionEdit) -> tuple[Compilation, Any]:
+    """The program of ``c`` captured again as it was, with ``edit`` made by the scheduler, and what the
+    edit's block reported."""
     live = c.live
     assert live is not None
     config = {**c.inductor_overrides, **c.toggles}
     grad = torch.set_grad_enabled(live.grad_enabled) if live.grad_enabled is not None else contextlib.nullcontext()
-    edited = (reduction_splits.splits_off(edit.unsplit) if edit.kind == "split" else
-              fusion_edits.fusion_decided(edit.decide, offers=edit.kind == "fuse", ends_kernel=edit.ends_kernel))
-    with grad, edited:
-        return capture(live.target, *(live.example_inputs or ()), config=config or None, backward=c.backward,
-                       dynamic=True if c.symbols else False, kwargs=live.call_kwargs)
+    with grad, _edited(edit) as outcome:
+        after = capture(live.target, *(live.example_inputs or ()), config=config or None, backward=c.backward,
+                        dynamic=True if c.symbols else False, kwargs=live.call_kwargs)
+    return after, outcome
 
 
 def _groups_of_parts(edit: FusionEdit, after: Compilation) -> list[set[str]]:
@@ -74,14 +83,45 @@ def _groups_of_parts(edit: FusionEdit, after: Compilation) -> list[set[str]]:
     return groups
 
 
-def _check(edit: FusionEdit, after: Compilation) -> None:
-    """The edit must show in ``after``'s fused groups (a split: in its reduction nodes)."""
-    if edit.kind == "split":
-        graph = after.graphs[edit.graph] if len(after.graphs) > edit.graph else None
-        nodes = [n for n in graph.loop_ir if set(n.origins) & edit.unsplit_nodes] if graph is not None else []
-        if graph is None or len(split_reductions(graph, nodes)) != 1:
-            raise WhatIfError(f"the recompile did not run {', '.join(sorted(edit.unsplit_nodes))} as one reduction")
+def _check_split(edit: FusionEdit, after: Compilation) -> None:
+    names = edit.unsplit_nodes | edit.split_nodes
+    graph = after.graphs[edit.graph] if len(after.graphs) > edit.graph else None
+    nodes = [n for n in graph.loop_ir if set(n.origins) & names] if graph is not None else []
+    count = len(split_reductions(graph, nodes)) if graph is not None else 0
+    if edit.unsplit_nodes and count != 1:
+        raise WhatIfError(f"the recompile did not run {', '.join(sorted(names))} as one reduction")
+    if edit.split_nodes and count < 2:
+        raise WhatIfError(f"the recompile did not split {', '.join(sorted(names))}: its reduction is too small or "
+                          "its size not static (a split leaves each partial at least 32 elements, and more partials "
+                          "than Inductor unrolls)")
+
+
+def _check_order(edit: FusionEdit, after: Compilation, outcome: node_order.Outcome) -> None:
+    """``after`` must launch the first part's kernel before the second's."""
+    groups = _groups_of_parts(edit, after)
+    graph = after.graphs[edit.graph]
+    order = launch_order(graph)
+    first, second = ([order.index(k) for f in graph.fused if f.name in part for k in f.kernels if k in order]
+                     for part in groups)
+    if first and second and min(first) < min(second):
         return
+    if outcome.blocked:
+        why = f"Inductor's scheduler has a dependency the post-grad graph does not show: {'; '.join(outcome.blocked)}"
+    elif not outcome.moved:
+        why = "the scheduler pass did not find both kernels' nodes in the scheduled graph"
+    else:
+        why = ("a later pass of Inductor's scheduler (reorder_for_peak_memory, or the comm-overlap reorder) put them "
+               "back in order")
+    raise WhatIfError(f"the recompile did not run them in the order asked: {why}; launch order: {order}")
+
+
+def _check(edit: FusionEdit, after: Compilation, outcome: Any = None) -> None:
+    """The edit must show in ``after``'s fused groups (a split: in its reduction nodes; an order: in its
+    wrapper's launches)."""
+    if edit.kind == "split":
+        return _check_split(edit, after)
+    if edit.kind == "order":
+        return _check_order(edit, after, outcome)
     groups = _groups_of_parts(edit, after)
     graph = after.graphs[edit.graph]
     if edit.kind == "fuse":
@@ -105,32 +145,50 @@ def _check(edit: FusionEdit, after: Compilation) -> None:
 def what_if(c: Compilation, *, unfuse: Any = None, prevent: Any = None, fuse: Any = None, split: Any = None,
             order: Any = None, graph: int | str | None = None, measure: bool = False) -> WhatIf:
     edit = _the_edit(c, {"unfuse": unfuse, "prevent": prevent, "fuse": fuse, "split": split, "order": order}, graph)
-    after = _recompiled(c, edit)
-    _check(edit, after)
+    after, outcome = _recompiled(c, edit)
+    _check(edit, after, outcome)
     result = WhatIf(edit, c, after, diff(c, after), (side_of(c.graphs[edit.graph]), side_of(after.graphs[edit.graph])))
     return result.measure() if measure else result
 
 
-@slots.fusion_report.fill
-def fusion_report(c: Compilation, graph: int | str = 0, measure: bool = True, runs: int = 10) -> FusionReport:
+def fusion_worth(c: Compilation, group: FusedGroup, measure: bool, runs: int,
+                 baseline: Side | None = None) -> tuple[FusionWorth, Side | None]:
+    """One fusion of ``c`` prevented in a compile of its own: its row, and the original's measured figures
+    (``baseline``: those of an earlier trial, so the original is measured once). A refused edit, or a compile
+    that failed, is a row with its reason: the report goes on."""
+    try:
+        result = what_if(c, unfuse=group, graph=group_graph(c, group))
+    except (WhatIfError, CompileError) as error:
+        return FusionWorth(group.name, list(group.origins), (1, 0), None, None, "", str(error)), baseline
+    if measure:
+        result.measure(runs=runs, before=baseline)
+    fused, unfused = result.sides
+    return FusionWorth(
+        group.name, list(group.origins), result.kernel_counts(),
+        unfused.bytes - fused.bytes if fused.bytes is not None and unfused.bytes is not None else None,
+        unfused.total_ms - fused.total_ms if fused.total_ms is not None and unfused.total_ms is not None else None,
+        result.verdict), (fused if measure else baseline)
+
+
+def group_graph(c: Compilation, group: FusedGroup) -> int:
+    return next(g.index for g in c.graphs if any(f is group for f in g.fused))
+
+
+def fusions(c: Compilation, graph: int | str) -> list[FusedGroup]:
+    """The fused groups of several nodes of one graph: what a fusion report prevents, one at a time."""
+    return [f for f in c.graph(graph).fused if len(f.nodes) > 1]
+
+
+def fusion_report_here(c: Compilation, graph: int | str = 0, measure: bool = True, runs: int = 10) -> FusionReport:
+    """Every fusion of a graph prevented in turn, in this process, one after another."""
     g = c.graph(graph)
-    fusions = [f for f in g.fused if len(f.nodes) > 1]
     rows: list[FusionWorth] = []
     baseline = None
-    for group in fusions:
-        try:
-            result = what_if(c, unfuse=group, graph=g.index)
-        except WhatIfError as error:
-            rows.append(FusionWorth(group.name, list(group.origins), (1, 0), None, None, "", str(error)))
-            continue
-        if measure:
-            result.measure(runs=runs, before=baseline)
-            baseline = result.sides[0]
-        fused, unfused = result.sides
-        rows.append(FusionWorth(
-            group.name, list(group.origins), result.kernel_counts(),
-            unfused.bytes - fused.bytes if fused.bytes is not None and unfused.bytes is not None else None,
-            unfused.total_ms - fused.total_ms if fused.total_ms is not None and unfused.total_ms is not None else None,
-            result.verdict))
+    groups = fusions(c, graph)
+    for done, group in enumerate(groups):
+        progress.step("fusions", done, len(groups), group.name)
+        row, baseline = fusion_worth(c, group, measure, runs, baseline)
+        rows.append(row)
+    progress.step("fusions", len(groups), len(groups))
     return FusionReport(c.function, g.id, sort_worth(rows), measure,
                         "one compile per fusion, in this process, one after another")

@@ -19,7 +19,7 @@ from .core import table_html
 TRIAL_COLUMNS = ["#", "level", "tried", "outcome", "detail", "s"]
 CULPRIT_COLUMNS = ["level", "culprit"]
 _DETAIL_WIDTH = 90
-_STYLES = {"good": "green", "bad": "red", "crashed": "magenta"}
+_STYLES = {"good": "green", "bad": "red", "crashed": "magenta", "check raised": "yellow", "measured": "cyan"}
 
 
 def headline(result: BisectResult) -> str:
@@ -37,6 +37,8 @@ def _notes(result: BisectResult) -> list[str]:
     notes = [f"check: {result.check}" + (f" ({result.tolerance})" if result.tolerance else "")]
     if result.fusion_note:
         notes.append(f"fusion level: {result.fusion_note}")
+    if result.engine != "in-process":
+        notes.append(f"trials ran in {'worker processes' if result.engine == 'local' else 'Ray tasks'}")
     return notes + [note.splitlines()[0] if i else note for i, note in enumerate(result.notes)]
 
 

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..model.formatting import shorten, where
 from ..model.slots import html_of, rich_of
-from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, WatchReport
+from ..model.watch import BreakCount, CompileEvent, FrameStats, LiveView, Step, WatchReport
 from .core import table_html
 
 _STEPS_SHOWN = 5  # the slowest steps
@@ -75,6 +75,15 @@ def _cache_text(report: WatchReport) -> str:
     return "; ".join(parts)
 
 
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 @rich_of.register
 def _(report: WatchReport) -> Any:
     parts: list[Any] = [Text(f"watch ({report.source}): {report.summary()}", style="bold")]
@@ -83,12 +92,7 @@ def _(report: WatchReport) -> Any:
     if report.cache:
         parts.append(Text(f"caches: {_cache_text(report)}"))
     for title, columns, rows in watch_tables(report):
-        table = Table(title=title, title_justify="left", show_lines=False)
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        parts.append(table)
+        parts.append(_table(title, columns, rows))
     for note in report.notes:
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
@@ -106,6 +110,28 @@ def _(report: WatchReport) -> str:
     out += [f"<p><i>note: {html.escape(n)}</i></p>" for n in report.notes]
     out.append("</div>")
     return "".join(out)
+
+
+@rich_of.register
+def _(view: LiveView) -> Any:
+    """A few rows of each table: the newest compiles, the breaks that fired most, the busiest frames."""
+    report, rows = view.report, view.rows
+    parts: list[Any] = [Text(f"watching: {report.summary()}", style="bold")]
+    compiles = report.compiles[-rows:]
+    if compiles:
+        title = "Compiles and recompiles" + (f" (last {rows} of {len(report.compiles)})"
+                                             if len(report.compiles) > rows else "")
+        parts.append(_table(title, COMPILE_COLUMNS[:5], [_compile_row(c)[:5] for c in compiles]))
+    breaks = sorted(report.graph_breaks, key=lambda b: -b.count)[:rows]
+    if breaks:
+        parts.append(_table("Graph breaks", BREAK_COLUMNS, [_break_row(b) for b in breaks]))
+    frames = sorted(report.frames, key=lambda f: -f.calls)[:rows]
+    if frames:
+        frame_rows = [_frame_row(f) for f in frames]  # without the sampled times: they settle only over the run
+        parts.append(_table("Compiled frames", FRAME_COLUMNS[:4] + FRAME_COLUMNS[6:], [r[:4] + r[6:] for r in frame_rows]))
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="dim"))
+    return Group(*parts)
 
 
 for _kind in (CompileEvent, BreakCount, FrameStats, Step):  # one line each: their repr

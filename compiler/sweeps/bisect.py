@@ -12,11 +12,16 @@
    the culprit; if it does, halves are bisected (O(log n) compiles, compiler/_torch/fusion_edits.py, the
    machinery of ``c.what_if``) down to one group, which names the kernel and the user's lines.
 
-Every trial runs in this process, one after another, on clones of the inputs, under the same seed (eager
-too), with Inductor's caches off for the trial. Each trial compiles a private copy of the entry function,
-whose Dynamo cache entries are dropped after it; the user's other compiled functions are not reset (no
-``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state and a module's
-parameters and buffers are as they were, also when something raised.
+With ``check="slower"`` and a baseline (a config or a saved trace) the question is a slowdown instead: the
+baseline is timed, then the settings where it differs from the current config are halved down to the one that
+brings the time back (compiler/sweeps/bisect_slower.py), else torch's bisector looks inside Inductor.
+
+Trials run in this process by default, or in worker processes (``workers=``) or Ray tasks, where a crash or a
+hang is a trial result (compiler/sweeps/bisect_pool.py); the check always runs here. Every trial runs on clones
+of the inputs, under the same seed (eager too), with Inductor's caches off for the trial, compiling a private
+copy of the entry function (compiler/sweeps/bisect_program.py); the user's other compiled functions are not
+reset (no ``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state and a
+module's parameters and buffers are as they were, also when something raised.
 """
 
 from __future__ import annotations
@@ -24,20 +29,21 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-import types
 from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from .._torch import compiler_bisect, dynamo_codes, fusion_edits, hooks, inductor_config
+from .._torch import compiler_bisect, inductor_config
+from ..model import progress
 from ..model.bisect import CHECK_RAISED, DIVERGES, MATCHES, UNAVAILABLE, BisectResult, FusionCulprit, Trial
 from ..model.numerics import BufferCheck
 from ..model.what_if import FusionEdit, WhatIfError, unfuse_edit
 from ..pipeline.capture import capture
 from ..runs import numerics, replay
+from . import bisect_pool, bisect_slower
+from .bisect_program import Program, Timing, TrialOutput, TrialSpec
 
 Check = Callable[[Any, Any], bool]
-_NO_CACHES = {"force_disable_caches": True}  # a trial's edits are not in Inductor's cache keys
 # subsystems whose blamed application is a named pass that ``disabled_passes`` turns off
 _PASS_SUBSYSTEMS = ("pre_grad_passes", "joint_graph_passes", "post_grad_passes")
 
@@ -50,60 +56,11 @@ class _Stop(Exception):
         self.text = text
 
 
-# ------------------------------------------------------------------------------------------ running
-
-
-def _clone_function(fn: types.FunctionType) -> types.FunctionType:
-    clone = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    clone.__qualname__ = fn.__qualname__
-    return clone
-
-
-def _private_entry(target: Any) -> Callable[..., Any]:
-    """A function with its own code object that calls ``target``: Dynamo's cache for it is the trial's alone."""
-    target = getattr(target, "_orig_mod", None) or getattr(target, "_torchdynamo_orig_callable", None) or target
-    if isinstance(target, types.FunctionType):
-        return _clone_function(target)
-    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
-        return types.MethodType(_clone_function(target.__func__), target.__self__)
-    module = target
-
-    def entry(*args: Any, **kwargs: Any) -> Any:
-        return module(*args, **kwargs)
-
-    return _clone_function(entry)
-
-
 def _name(target: Any) -> str:
     target = getattr(target, "_orig_mod", None) or target
     if isinstance(target, torch.nn.Module):
         return type(target).__name__
     return getattr(target, "__qualname__", None) or repr(target)
-
-
-class _Program:
-    """The user's program, run eagerly or compiled, always on clones of the inputs under one seed."""
-
-    def __init__(self, target: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any], seed: int) -> None:
-        self.target, self.inputs, self.kwargs, self.seed = target, inputs, kwargs, seed
-
-    def eager(self) -> Any:
-        torch.manual_seed(self.seed)
-        return self.target(*(replay.clone_input(x) for x in self.inputs), **self.kwargs)
-
-    def compiled(self, settings: Mapping[str, Any] | None = None, edit: Any = None) -> Any:
-        codes: dict[types.CodeType, bool] = {}
-        entry = _private_entry(self.target)
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(dynamo_codes.converted_frames(lambda code, fresh: codes.setdefault(code, fresh)))
-            stack.enter_context(dynamo_codes.forgotten_unless_held(codes, set()))
-            stack.enter_context(inductor_config.patched({**_NO_CACHES, **dict(settings or {})}))
-            stack.enter_context(hooks.own_warnings_silenced())
-            if edit is not None:
-                stack.enter_context(edit)
-            torch.manual_seed(self.seed)
-            return torch.compile(entry)(*(replay.clone_input(x) for x in self.inputs), **self.kwargs)
 
 
 # ------------------------------------------------------------------------------------------ judging
@@ -155,33 +112,58 @@ def _user_check(check: Check) -> Callable[[Any, Any], tuple[bool, str]]:
 
 
 class _Search:
-    """The trials of one bisect, numbered and kept."""
+    """The trials of one bisect, numbered, kept and shown as progress; where they run is ``runner``'s
+    (compiler/sweeps/bisect_pool.py). ``judge`` says whether a trial's output is good."""
 
-    def __init__(self, program: _Program, judge: Callable[[Any, Any], tuple[bool, str]], reference: Any) -> None:
-        self.program, self.judge, self.reference = program, judge, reference
+    def __init__(self, runner: Any, judge: Callable[[TrialOutput], tuple[bool, str]],
+                 timing: Timing | None = None) -> None:
+        self.runner, self.judge, self.timing = runner, judge, timing
         self.trials: list[Trial] = []
 
-    def trial(self, level: str, what: str, settings: Mapping[str, Any] | None = None, edit: Any = None) -> bool:
-        """One compile and run; True when the check passes. A compile or run error counts as a failure."""
+    @property
+    def parallel(self) -> int:
+        return self.runner.parallel
+
+    def _spec(self, settings: Mapping[str, Any] | None, edits: tuple[FusionEdit, ...], bisector: bool) -> TrialSpec:
+        return TrialSpec(dict(settings or {}), edits, bisector, self.timing)
+
+    def _record(self, level: str, what: str, outcome: str, detail: str, started: float) -> None:
+        self.trials.append(Trial(len(self.trials) + 1, level, what, outcome, detail, time.perf_counter() - started))
+
+    def measure(self, level: str, what: str, settings: Mapping[str, Any] | None = None) -> TrialOutput:
+        """A run that is not judged (the baseline of a slowdown): kept as a trial with outcome ``measured``."""
         started = time.perf_counter()
-        crash = ""
-        try:
-            out = self.program.compiled(settings, edit)
-        except Exception as error:  # noqa: BLE001 - a trial that crashes is a trial result
-            crash = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-        if crash:
-            self.trials.append(Trial(len(self.trials) + 1, level, what, "crashed", crash,
-                                     time.perf_counter() - started))
-            return False
-        try:
-            ok, detail = self.judge(out, self.reference)
-        except _Stop as stop:
-            self.trials.append(Trial(len(self.trials) + 1, level, what, "check raised", stop.text.splitlines()[0],
-                                     time.perf_counter() - started))
-            raise
-        self.trials.append(Trial(len(self.trials) + 1, level, what, "good" if ok else "bad", detail,
-                                 time.perf_counter() - started))
-        return ok
+        progress.step(level, len(self.trials) + 1, None, what)
+        out = self.runner.run([self._spec(settings, (), False)])[0]
+        detail = out.crash or (f"{out.ms:.3g} ms per call" if out.ms is not None else "")
+        self._record(level, what, "crashed" if out.crash else "measured", detail, started)
+        return out
+
+    def trial(self, level: str, what: str, settings: Mapping[str, Any] | None = None,
+              edits: tuple[FusionEdit, ...] = (), bisector: bool = False) -> bool:
+        """One compile and run; True when the check passes. A compile or run error counts as a failure."""
+        return self.side_by_side([(level, what, settings, edits, bisector)])[0]
+
+    def side_by_side(self, asked: list[tuple[str, str, Mapping[str, Any] | None, tuple[FusionEdit, ...], bool]]
+                     ) -> list[bool]:
+        """Several trials at once (as many as the runner runs in parallel), each judged and kept in order."""
+        started = time.perf_counter()
+        progress.step(asked[0][0], len(self.trials) + 1, None, " | ".join(what for _, what, *_ in asked))
+        outs = self.runner.run([self._spec(settings, edits, bisector) for _, _, settings, edits, bisector in asked])
+        verdicts = []
+        for (level, what, *_), out in zip(asked, outs):
+            if out.crash:
+                self._record(level, what, "crashed", out.crash, started)
+                verdicts.append(False)
+                continue
+            try:
+                ok, detail = self.judge(out)
+            except _Stop as stop:
+                self._record(level, what, "check raised", stop.text.splitlines()[0], started)
+                raise
+            self._record(level, what, "good" if ok else "bad", detail, started)
+            verdicts.append(ok)
+        return verdicts
 
 
 def _step_text(step: compiler_bisect.Step) -> str:
@@ -196,11 +178,11 @@ def _step_text(step: compiler_bisect.Step) -> str:
 # ------------------------------------------------------------------------------------------ the levels
 
 
-def _torch_level(search: _Search, result: BisectResult) -> None:
+def _torch_level(search: _Search, result: BisectResult, only_backends: tuple[str, ...] | None = None) -> None:
     def trial() -> bool:
-        return search.trial("torch bisector", _step_text(compiler_bisect.current_step()))
+        return search.trial("torch bisector", _step_text(compiler_bisect.current_step()), bisector=True)
 
-    outcome, log = compiler_bisect.bisected(trial)
+    outcome, log = compiler_bisect.bisected(trial, only_backends)
     result.log = log
     if outcome is None:
         result.notes.append("torch's bisector found every backend good this time: the failure did not repeat")
@@ -237,19 +219,6 @@ def _avoiding_config(search: _Search, result: BisectResult) -> None:
         result.notes.append(f"Inductor with {label} still differs from eager: no config found that avoids it")
 
 
-def _combined(edits: list[FusionEdit]) -> Any:
-    """One scheduler edit keeping every group of ``edits`` apart."""
-
-    def decide(graph_nodes: frozenset[str], members1: Any, members2: Any) -> str | None:
-        answers = [e.decide(graph_nodes, members1, members2) for e in edits]
-        return "refuse" if "refuse" in answers else None
-
-    def ends_kernel(graph_nodes: frozenset[str], members: Any) -> bool:
-        return any(e.ends_kernel(graph_nodes, members) for e in edits)
-
-    return fusion_edits.fusion_decided(decide, ends_kernel=ends_kernel)
-
-
 def _fusion_level(search: _Search, result: BisectResult, c: Any) -> None:
     groups = [(g, f) for g in c.graphs for f in g.fused if len(f.nodes) > 1]
     if not groups:
@@ -269,8 +238,11 @@ def _fusion_level(search: _Search, result: BisectResult, c: Any) -> None:
         names = ", ".join(f"{g.id} {f.name}" for g, f, _ in chosen[:4]) + (" ..." if len(chosen) > 4 else "")
         return f"{len(chosen)} fused group{'s' if len(chosen) != 1 else ''} kept apart: {names}"
 
+    def asked(chosen: list[tuple[Any, Any, FusionEdit]]) -> tuple[str, str, None, tuple[FusionEdit, ...], bool]:
+        return ("fusion", label(chosen), None, tuple(e for _, _, e in chosen), False)
+
     def good(chosen: list[tuple[Any, Any, FusionEdit]]) -> bool:
-        return search.trial("fusion", label(chosen), edit=_combined([e for _, _, e in chosen]))
+        return search.side_by_side([asked(chosen)])[0]
 
     if not good(edits):
         result.fusion_note = (f"keeping all {len(edits)} fused groups apart does not make it match: the culprit "
@@ -278,12 +250,18 @@ def _fusion_level(search: _Search, result: BisectResult, c: Any) -> None:
         return
     candidates, tested = edits, True
     while len(candidates) > 1:
-        half = candidates[: len(candidates) // 2]
-        if good(half):
+        half, rest = candidates[: len(candidates) // 2], candidates[len(candidates) // 2:]
+        if search.parallel > 1:  # both halves at once, each in its worker
+            verdicts = search.side_by_side([asked(half), asked(rest)])
+            if not any(verdicts):
+                candidates, tested = [], False
+                break
+            candidates, tested = (half if verdicts[0] else rest), True
+        elif good(half):
             candidates, tested = half, True
         else:
-            candidates, tested = candidates[len(candidates) // 2:], False
-    if not tested and not good(candidates):
+            candidates, tested = rest, False
+    if not candidates or (not tested and not good(candidates)):
         result.fusion_note = ("keeping all fused groups apart makes it match, but no single group does: several "
                               "fusions are needed to make it differ")
         return
@@ -321,39 +299,75 @@ def _kept(target: Any) -> Iterator[None]:
         yield
 
 
-def bisect(fn: Any, *inputs: Any, check: Check | None = None, rtol: float | None = None, atol: float | None = None,
-           kwargs: Mapping[str, Any] | None = None, fusion: bool = True, seed: int = 0) -> BisectResult:
-    """Why ``fn(*inputs, **kwargs)`` compiled differs from eager: the culprit at each level (docs/bisect.md).
+def _checked(check: Check | str | None, rtol: float | None, atol: float | None, slower_than: Any,
+             threshold: float) -> tuple[Any, str, str]:
+    """The judge of the check asked for, how the result names it, and its tolerance."""
+    if check == "slower" or (check is None and slower_than is not None):
+        if slower_than is None:
+            raise ValueError('check="slower" needs a baseline: slower_than={...} (a config dict: toggle names or '
+                             'Inductor keys) or slower_than="trace.json" (a trace saved by c.save())')
+        slower = bisect_slower.Slower(threshold)
+        return slower, f"no slower than {slower.threshold:g}x the baseline", ""
+    if isinstance(check, str):
+        raise ValueError(f"check must be a callable check(compiled_output, eager_output) -> bool, \"slower\" or "
+                         f"None (matches eager), got {check!r}")
+    if check is not None:
+        return _user_check(check), f"custom check {getattr(check, '__qualname__', repr(check))}", ""
+    tolerance = _tolerance_text() if rtol is None and atol is None else f"rtol {rtol}, atol {atol}"
+    return _matches_eager(rtol, atol), "matches eager", tolerance
+
+
+def bisect(fn: Any, *inputs: Any, check: Check | str | None = None, rtol: float | None = None,
+           atol: float | None = None, kwargs: Mapping[str, Any] | None = None, fusion: bool = True, seed: int = 0,
+           slower_than: Any = None, threshold: float = bisect_slower.THRESHOLD, timing: Timing | None = None,
+           workers: int | None = None, engine: str = "local", timeout: float | None = None,
+           address: str | None = None, progress_display: progress.Display | bool | None = None) -> BisectResult:
+    """Why ``fn(*inputs, **kwargs)`` compiled differs from eager, or is slower than a baseline: the culprit at
+    each level (docs/bisect.md).
 
     ``check(compiled_output, eager_output) -> bool`` (True: good) replaces the default, which is "every output
-    tensor within the numerics tolerance of eager" (``rtol`` / ``atol``, per dtype by default). ``fusion=False``
-    stops after torch's bisector. Eager and every compiled trial run under ``torch.manual_seed(seed)``."""
+    tensor within the numerics tolerance of eager" (``rtol`` / ``atol``, per dtype by default).
+    ``check="slower"`` with ``slower_than=`` a config dict or a saved trace: a trial is bad when its run time
+    (``timing``: the median of several loops of calls; the other checks time nothing) is above ``threshold``
+    times the baseline's.
+    ``fusion=False`` stops after torch's bisector. Eager and every compiled trial run under
+    ``torch.manual_seed(seed)``. Trials run in this process, or with ``workers=n`` in n worker processes
+    (``engine="ray"`` or ``address=``: Ray tasks), where a crash or a trial past ``timeout`` seconds is a
+    trial result."""
     name = _name(fn)
-    judge = _user_check(check) if check is not None else _matches_eager(rtol, atol)
-    check_text = (f"custom check {getattr(check, '__qualname__', repr(check))}" if check is not None else
-                  "matches eager")
-    tolerance = ("" if check is not None else
-                 _tolerance_text() if rtol is None and atol is None else f"rtol {rtol}, atol {atol}")
+    judge, check_text, tolerance = _checked(check, rtol, atol, slower_than, threshold)
+    slower = judge if isinstance(judge, bisect_slower.Slower) else None
+    baseline, baseline_label = bisect_slower.baseline_settings(slower_than) if slower else ({}, "")
     result = BisectResult(name, DIVERGES, "", check_text, tolerance)
     why_not = compiler_bisect.available()
     if why_not:
         result.status, result.message = UNAVAILABLE, why_not
         return result
-    with _kept(fn):
-        program = _Program(fn, inputs, dict(kwargs or {}), seed)
-        search = _Search(program, judge, None)
-        search.reference = program.eager()
-        try:
-            _search(search, result, fusion)
-        except _Stop as stop:
-            result.status = CHECK_RAISED
-            result.message = f"the check raised, so nothing is blamed: {stop.text.splitlines()[0]}"
-            result.notes.append(stop.text)
-        result.trials = search.trials
+    program = Program(fn, inputs, dict(kwargs or {}), seed)
+    runner = bisect_pool.runner(program, engine, workers, timeout, address)
+    try:
+        with _kept(fn), progress.task(f"bisect {name}", display=progress_display):
+            if slower is not None:
+                search = _Search(runner, slower, timing or Timing())
+                _search_slower(search, result, slower, baseline, baseline_label)
+            else:
+                reference = program.eager()
+                search = _Search(runner, lambda out: judge(out.outputs, reference))
+                try:
+                    _search(search, result, program, fusion)
+                except _Stop as stop:
+                    result.status = CHECK_RAISED
+                    result.message = f"the check raised, so nothing is blamed: {stop.text.splitlines()[0]}"
+                    result.notes.append(stop.text)
+            result.trials = search.trials
+    finally:
+        runner.close()
+    result.engine = runner.name
+    result.notes += runner.notes
     return result
 
 
-def _search(search: _Search, result: BisectResult, fusion: bool) -> None:
+def _search(search: _Search, result: BisectResult, program: Program, fusion: bool) -> None:
     if search.trial("first run", "Inductor as configured"):
         result.status = MATCHES
         result.error = search.trials[-1].detail
@@ -371,7 +385,7 @@ def _search(search: _Search, result: BisectResult, fusion: bool) -> None:
         result.fusion_note = f"the {result.backend} backend already fails: it makes no fusions"
         return
     try:
-        c = capture(search.program.target, *search.program.inputs, kwargs=search.program.kwargs)
+        c = capture(program.target, *program.inputs, kwargs=program.kwargs)
     except Exception as error:  # noqa: BLE001 - the levels above stand without the capture
         result.fusion_note = f"the program could not be captured for the fusion level: {type(error).__name__}: {error}"
         return
@@ -381,3 +395,31 @@ def _search(search: _Search, result: BisectResult, fusion: bool) -> None:
         _fusion_level(search, result, c)
     else:
         result.fusion_note = "not searched (fusion=False)"
+
+
+def _search_slower(search: _Search, result: BisectResult, slower: bisect_slower.Slower, baseline: dict[str, Any],
+                   label: str) -> None:
+    """A slowdown: the baseline measured, the program as configured against it, then the setting of the
+    baseline that brings the time back, or else the pass inside Inductor (compiler/sweeps/bisect_slower.py)."""
+    result.fusion_note = "not searched for a slowdown"
+    measured = search.measure("baseline", label, baseline)
+    if measured.crash or not measured.ms:
+        result.status = UNAVAILABLE
+        result.message = f"the baseline ({label}) could not be measured: {measured.crash or 'no time'}"
+        return
+    slower.baseline_ms = result.baseline_ms = measured.ms
+    ok = search.trial("first run", "Inductor as configured")
+    result.error = search.trials[-1].detail
+    if ok:
+        result.status = MATCHES
+        result.message = f"{result.function} compiled is not slower than {label}: {result.error}; nothing to bisect"
+        return
+    if search.trials[-1].outcome == "crashed":
+        result.message = f"{result.function} compiled crashed: {result.error}"
+        return
+    result.message = f"{result.function} compiled is slower than {label}: {result.error}"
+    if bisect_slower.toggle_level(search, result, baseline):
+        return
+    _torch_level(search, result, only_backends=("inductor",))
+    if result.backend is None:
+        result.message += "; the bisect found no culprit"

@@ -4,7 +4,8 @@ It initialises its device and Inductor first (``point.warm_up``), then reads req
 answers on what was stdout; stdout itself is pointed at stderr first, so whatever the user's code or
 torch prints cannot break the channel. Requests: ``("payload", bytes)`` (the function and input sets),
 ``("point", point, options)`` (answered by ``("stage", index, stage)`` messages while it runs, then
-``("done", result)``), ``("idle",)`` (the sweep is over and the worker is kept for a later one: it lets
+``("done", result)``; a point whose options name the task ``fusion_trial`` is a fusion report's trial,
+compiler/sweeps/fusion_trial.py), ``("idle",)`` (the sweep is over and the worker is kept for a later one: it lets
 go of the sweep's objects), ``("stop",)``.
 """
 
@@ -20,6 +21,7 @@ def main() -> None:
     requests = sys.stdin.buffer
 
     from . import channel
+    from .fusion_trial import run_trial
     from .point import release, run_point, warm_up
 
     warm_up()  # "ready" means ready to compile: the first point does not pay for the process
@@ -38,8 +40,9 @@ def main() -> None:
             continue
         _, point, options = message
         index = point["index"]
-        result = run_point(data, point, options,
-                           on_stage=lambda stage, index=index: channel.send(replies, ("stage", index, stage)))
+        run = run_trial if options.get("task") == "fusion_trial" else run_point  # a fusion report's trial
+        result = run(data, point, options,
+                     on_stage=lambda stage, index=index: channel.send(replies, ("stage", index, stage)))
         channel.send(replies, ("done", result))
 
 

@@ -56,7 +56,7 @@ def lab(tmp_path_factory):
     notebooks.mkdir()
     shutil.copy(FIXTURES / "widget_sample.json", notebooks / "trace.json")
     write_notebook(notebooks / "explore.ipynb", EXPLORE_CELLS)
-    write_notebook(notebooks / "live.ipynb", [LIVE_CELL])
+    write_notebook(notebooks / "live.ipynb", [LIVE_CELL, *UNFUSE_WATCH_CELLS])  # one kernel, Inductor warmed once
     shutil.copy(FIXTURES / "gpu_profile.json", notebooks / "profile.json")
     write_notebook(notebooks / "profile.ipynb",
                    ["import json\nfrom widgets import ExplorerWidget\nExplorerWidget(json.load(open('profile.json')))"])
@@ -241,3 +241,101 @@ def test_the_live_widget_fits_a_narrow_lab(lab, page, width):
         assert tab.outside_requests == []
     finally:
         tab.close()
+
+
+# "What if" and the live watch: cells 1 and 2 of live.ipynb, whose kernel compiled LIVE_CELL already (the
+# first compile of a kernel pays for Inductor's start). A softmax feeding a matmul (a fused group of two
+# nodes and an extern call), then a loop watched while it runs.
+UNFUSE_WATCH_CELLS = [
+    """\
+import torch, explorer
+from widgets import ExplorerWidget
+def softmax_mm(x, w):
+    s = x.sum(-1, keepdim=True)
+    return (x / s) @ w
+c = explorer.compile(softmax_mm, torch.rand(64, 128) + 1, torch.rand(128, 32))
+ExplorerWidget(c, stage='fused')""",
+    """\
+import time, torch, explorer
+@torch.compile
+def step_fn(x, n):
+    return (x * n).relu().sum()
+with explorer.watch() as w:
+    display(w)
+    for i in range(40):
+        step_fn(torch.randn(8, 8), 4 if i < 20 else 5)
+        time.sleep(0.1)
+        w.step()""",
+]
+
+
+@pytest.fixture(scope="module")
+def unfuse_watch_tab(lab, page):
+    tab = open_notebook(page.context.browser.new_page(viewport={"width": 1400, "height": 1000}), lab[0],
+                        "live.ipynb", workspace="unfuse_watch")
+    yield tab
+    tab.close()
+
+
+def test_unfuse_in_the_fused_view_compares_beside_the_group(unfuse_watch_tab, tmp_path):
+    """Select the fused group, press unfuse: Python runs c.what_if(unfuse=group) and the comparison shows
+    under the groups; the extern call's refusal is a message; the compilation shown stays as it was."""
+    tab = unfuse_watch_tab
+    run_cell(tab, 1)
+    widget = tab.locator(".jp-Notebook .jp-Cell").nth(1).locator(".ie-root")
+    widget.locator('.ie-fused[data-name="op0_op1"] .ie-name').wait_for(timeout=180_000)
+    settle(tab)
+    kernels_before = widget.locator(".ie-sum-kernels strong").inner_text()
+    box = widget.locator(".ie-whatif")
+    assert box.locator(".ie-whatif-unfuse").is_disabled()  # nothing selected yet
+    widget.locator('.ie-fused[data-name="op0_op1"] .ie-name').click()
+    settle(tab)
+    box.locator(".ie-whatif-unfuse").click()
+    box.locator('.ie-whatif-result[data-group="op0_op1"]').wait_for(timeout=120_000)
+    assert box.get_attribute("data-state") == "done"
+    assert box.locator(".ie-whatif-verdict").inner_text().startswith("unfusing op0_op1")
+    rows = box.locator(".ie-whatif-kernels tbody tr").evaluate_all(
+        "els => els.map(e => [e.dataset.status, e.querySelector('.ie-whatif-before').textContent, e.querySelector('.ie-whatif-after').textContent])")
+    assert ["changed", "cpp_fused_div_sum_0", "cpp_fused_sum_0"] in rows and ["added", "", "cpp_fused_div_1"] in rows
+    assert box.locator('.ie-whatif-totals [data-total="kernels"] td').all_inner_texts() == ["2", "3"]
+    tab.screenshot(path=str(tmp_path / "lab-what-if.png"))
+
+    widget.locator('.ie-fused[data-name="op2"] .ie-name').click()
+    settle(tab)
+    box.locator(".ie-whatif-unfuse").click()
+    box.locator('.ie-whatif-result.ie-error[data-group="op2"]').wait_for(timeout=60_000)
+    assert "extern call" in box.locator(".ie-whatif-result").inner_text()
+    widget.locator('.ie-fused[data-name="op0_op1"] .ie-name').click()  # its comparison is kept
+    settle(tab)
+    assert box.locator('.ie-whatif-result[data-group="op0_op1"] .ie-whatif-verdict').count() == 1
+    assert widget.locator(".ie-fused").count() == 2 and widget.locator(".ie-sum-kernels strong").inner_text() == kernels_before
+    assert tab.outside_requests == []
+
+
+def test_the_watch_widget_follows_a_running_loop(unfuse_watch_tab, tmp_path):
+    """`display(w)` inside the loop: the timeline grows while the cell runs, the recompile is marked at its
+    step, and a click on the mark shows its reason, guard and the value that broke it."""
+    tab = unfuse_watch_tab
+    # run_cell's command resolves when the cell has finished: start it without waiting, to watch it run
+    tab.evaluate("""() => { const panel = window.jupyterapp.shell.currentWidget;
+                      panel.content.activeCellIndex = 2;
+                      window.jupyterapp.commands.execute('notebook:run-cell'); }""")
+    view = tab.locator(".jp-Notebook .jp-Cell").nth(2).locator(".ie-watchview")
+    view.wait_for(timeout=120_000)
+    running = "([v, n]) => v.dataset.active === 'true' && Number(v.dataset.steps) >= n"
+    tab.wait_for_function(running, arg=[view.element_handle(), 3], timeout=120_000)
+    seen = int(view.get_attribute("data-steps"))
+    tab.wait_for_function(running, arg=[view.element_handle(), seen + 1], timeout=60_000)  # grew while running
+    tab.wait_for_function("v => v.dataset.active === 'false'", arg=view.element_handle(), timeout=120_000)
+    wait_idle(tab)
+    assert view.get_attribute("data-steps") == "40" and view.locator(".ie-watch-bar").count() == 40
+    marks = view.locator(".ie-watch-mark").evaluate_all("els => els.map(e => [e.dataset.kind, Number(e.dataset.step)])")
+    assert marks == [["compile", 0], ["recompile", 20]]
+    view.locator('.ie-watch-mark[data-kind="recompile"]').click()
+    detail = view.locator(".ie-watch-detail")
+    assert detail.locator('[data-field="value"] .ie-v').inner_text() == "5"
+    assert "n == 4" in detail.locator('[data-field="reason"] .ie-v').inner_text()
+    assert "== 4" in detail.locator('[data-field="guard"] .ie-v').inner_text()
+    assert view.locator('.ie-watch-frames [data-col="calls"]').inner_text() == "40"
+    tab.screenshot(path=str(tmp_path / "lab-watch.png"))
+    assert tab.outside_requests == []

@@ -226,3 +226,37 @@ def test_state_is_as_it_was_after_an_interrupt():
     with pytest.raises(KeyboardInterrupt):
         explorer.bisect(matching, torch.ones(3), check=check)
     assert inductor_config.save_config() == config and _bisector_state() == state
+
+
+def sin_then_scale(x):
+    return x.sin() * 2  # LINE: sin
+
+
+@pytest.fixture
+def sin_lowered_as_cos():
+    """aten.sin lowered as cos for the test's length: a lowering broken on purpose, put back afterwards."""
+    from torch._inductor.lowering import lowerings
+
+    sin, cos = torch.ops.aten.sin.default, torch.ops.aten.cos.default
+    original = lowerings[sin]
+    lowerings[sin] = lowerings[cos]
+    try:
+        yield
+    finally:
+        lowerings[sin] = original
+
+
+def test_a_broken_lowering_is_found_by_its_node(sin_lowered_as_cos):
+    from torch._inductor.lowering import lowerings as table
+
+    lowerings = dict(table)
+    config, state, rng = inductor_config.save_config(), _bisector_state(), torch.get_rng_state()
+    r = explorer.bisect(sin_then_scale, torch.linspace(0, 1, 16), fusion=False)
+    assert (r.backend, r.subsystem, r.subsystem_kind) == ("inductor", "lowerings", "bisect"), r
+    assert r.applied == "sin" and r.application is not None  # torch counts lowered nodes; this is aten.sin's
+    assert {"inductor / lowerings: disabled": "good", "inductor / post_grad_passes: disabled": "bad"}.items() \
+        <= {t.what: t.outcome for t in r.trials}.items()
+    assert r.kernels and (__file__, _line("sin")) in r.user_lines  # the lowered node's kernel and line
+    assert dict(table) == lowerings  # the bisect patched no lowering itself
+    assert inductor_config.save_config() == config and _bisector_state() == state
+    assert torch.equal(torch.get_rng_state(), rng)

@@ -233,6 +233,24 @@ def test_load_watch_reads_the_same_compiles_from_a_torch_trace_log(tmp_path):
     assert report.compiles[0].compilation().graphs
 
 
+def test_a_watched_run_marks_its_steps_in_the_log_and_load_trace_reads_the_same_report(tmp_path):
+    from compiler._torch import structured_trace
+
+    f = torch.compile(broken, backend="eager")
+    with structured_trace.on_trace_records(lambda r: None, log_dir=tmp_path):
+        with explorer.watch(live=False) as w:
+            for n in w.steps_of([3, 3, 5, 5]):
+                f(torch.randn(n))
+    live = [(c.compile_id, c.step, c.reason) for c in w.compiles]
+    assert [step for _, step, reason in live if reason] == [2, 2]  # the frame and its resume after the break
+    logged = explorer.load_watch(tmp_path)
+    assert [(c.compile_id, c.step, c.reason) for c in logged.compiles] == live
+    ts = explorer.load_trace(tmp_path)
+    assert [(c.compile_id, c.step, c.reason) for c in ts.watch().compiles] == live
+    assert [(b.reason, b.line) for b in ts.watch().graph_breaks] == [(b.reason, b.line) for b in w.graph_breaks]
+    assert ts.watch_divergence() == []  # one rank: nothing to diverge from
+
+
 def test_reason_values_come_from_dynamo_or_the_frame():
     assert watch_module.reason_value("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6") == "6"
     assert watch_module.reason_value("0/0: self.n == 1  # line", {"self.n": "7"}.get) == "7"
@@ -240,7 +258,7 @@ def test_reason_values_come_from_dynamo_or_the_frame():
 
 
 def _rank_loop(rank, world, init_file, out_dir):
-    """One rank of a two-rank gloo job: rank 1's batch grows at step 2, rank 0's never does."""
+    """One rank of a two-rank gloo job: rank 1's batch grows at step 3, rank 0's never does."""
     import json
 
     import torch.distributed as dist
@@ -248,9 +266,9 @@ def _rank_loop(rank, world, init_file, out_dir):
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
         f = torch.compile(scale, backend="eager")
-        with explorer.watch() as w:
-            for step in w.steps_of(range(4)):
-                y = f(torch.randn(6 if rank == 1 and step >= 2 else 4))
+        with explorer.watch(live=False) as w:
+            for step in w.steps_of(range(5)):
+                y = f(torch.randn(6 if rank == 1 and step >= 3 else 4))
                 total = torch.tensor([float(y.sum())])
                 dist.all_reduce(total)
         summary = {"steps": len(w.steps), "compiles": [c.compile_id for c in w.compiles],
@@ -271,15 +289,25 @@ def test_two_gloo_ranks_where_only_one_recompiles(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_TRACE", str(trace_dir))  # read by the ranks' torch at import: one log per rank
     mp.spawn(_rank_loop, args=(2, str(tmp_path / "init"), tmp_path), nprocs=2, join=True)
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    assert ranks[0] == {"steps": 4, "compiles": ["0/0"], "recompiles": [], "calls": 4}
-    assert ranks[1] == {"steps": 4, "compiles": ["0/0", "0/1"], "calls": 4,
-                        "recompiles": [[2, "tensor 'x' size mismatch at index 0. expected 4, actual 6"]]}
-    # the same run read back from the ranks' logs: only rank 1 recompiled, and which log must be said
+    reason = "tensor 'x' size mismatch at index 0. expected 4, actual 6"
+    assert ranks[0] == {"steps": 5, "compiles": ["0/0"], "recompiles": [], "calls": 5}
+    assert ranks[1] == {"steps": 5, "compiles": ["0/0", "0/1"], "calls": 5, "recompiles": [[3, reason]]}
+    # the same run read back from the ranks' logs: only rank 1 recompiled, at the step the watch marked
     assert not explorer.load_watch(trace_dir, rank=0).recompiles
     [recompile] = explorer.load_watch(trace_dir, rank=1).recompiles
-    assert recompile.reason == "tensor 'x' size mismatch at index 0. expected 4, actual 6"
+    assert (recompile.reason, recompile.step, recompile.compile_id) == (reason, 3, "0/1")
     with pytest.raises(TraceLoadError, match="rank=N"):
         explorer.load_watch(trace_dir)
+    # the TraceSet gives each rank the same report, and says which rank diverged, where and why
+    ts = explorer.load_trace(trace_dir)
+    assert [(c.compile_id, c.step, c.reason) for c in ts.watch(rank=1).compiles] == [("0/0", 0, ""), ("0/1", 3, reason)]
+    assert [(c.compile_id, c.step) for c in ts.watch(rank=0).compiles] == [("0/0", 0)]
+    with pytest.raises(KeyError, match="rank=N"):
+        ts.watch()
+    [divergence] = ts.watch_divergence()
+    assert (divergence.kind, divergence.had, divergence.step, divergence.reason) == ("recompile", ("1",), 3, reason)
+    assert divergence.summary.startswith("rank 1 recompiled scale at step 3") and reason in divergence.summary
+    assert divergence.ranks["0"] == "did not recompile scale at step 3"
 
 
 def test_watch_cell_magic_binds_the_watch_and_shows_its_summary():

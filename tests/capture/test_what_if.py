@@ -18,6 +18,7 @@ from torch._inductor import config as inductor_config
 
 import explorer
 from compiler.model.what_if import WhatIfError
+from compiler.model.what_if_order import launch_order
 
 
 def chain(x):
@@ -38,6 +39,24 @@ def two_reductions(x):
 
 def matmul_relu(x, w):
     return torch.relu(x @ w)
+
+
+def branches(x, w, y):
+    """Two independent branches, three kernels: x * 2 (C++), its matmul (extern), y.abs() + 1 (C++)."""
+    return (x * 2) @ w, y.abs() + 1
+
+
+def two_fusions(x):
+    a = x + 1
+    b = a * 2
+    c = b.relu()
+    return a, b, c / c.sum(-1, keepdim=True)
+
+
+def _launched(compilation):
+    """The kernels in the order the wrapper launches them, each as the post-grad nodes it computes."""
+    kernels = {k.id: k for k in compilation.kernels}
+    return [set(kernels[k].post_grad_nodes) for k in launch_order(compilation.graphs[0])]
 
 
 def _state(c):
@@ -77,6 +96,21 @@ def capped(x):
 @pytest.fixture(scope="module")
 def reductions(x):
     return explorer.compile(two_reductions, x)
+
+
+@pytest.fixture(scope="module")
+def branched(x):
+    """The two branches, and abs + 1 asked to run before x * 2 (launched before it, with its matmul)."""
+    inputs = (x, torch.randn(16, 4), torch.randn(4, 4))
+    c = explorer.compile(branches, *inputs)
+    return inputs, c, c.what_if(order=("abs_1", "mul"))
+
+
+@pytest.fixture(scope="module")
+def two_fused(x):
+    """A graph of two fusions and its report made in this process."""
+    c = explorer.compile(two_fusions, x)
+    return c, c.fusion_report(measure=False)
 
 
 def test_unfuse_a_pointwise_chain_gives_one_kernel_per_node(unfused, x):
@@ -163,34 +197,66 @@ def test_bad_input_is_refused_with_the_valid_choices(unfused, reductions):
         c.what_if()
     with pytest.raises(WhatIfError, match=r"exactly one edit, got \['prevent', 'unfuse'\]"):
         c.what_if(unfuse="op0_op1_op2", prevent=("a", "b"))
-    with pytest.raises(WhatIfError, match=r"order=.... \(the order of kernels\) is not supported yet"):
-        c.what_if(order=["op1", "op0"])
+    with pytest.raises(WhatIfError, match=r"order= takes a pair \(a, b\)"):
+        c.what_if(order=["op0"])
     with pytest.raises(WhatIfError, match=r"op0 \(sum_1\) is one scheduler node: its operations were inlined"):
         reductions.what_if(unfuse="op0")
     with pytest.raises(WhatIfError, match="are not fused .* nothing to prevent"):
         reductions.what_if(prevent=("sum_1", "sum_2"))
-    with pytest.raises(WhatIfError, match=r"sum_1 is not a split reduction \(Inductor runs it as one reduction; the "
-                                          r"C\+\+ backend never splits one\).*Split reductions here: none"):
+    with pytest.raises(explorer.WhatIfError, match=r"sum_1 runs as one reduction in a cpp kernel, and only "
+                                                   r"Inductor's Triton backend \(GPU\) splits a reduction: the C\+\+ "
+                                                   r"backend .* no split to turn on\. Split reductions here: none"):
         reductions.what_if(split="sum_1")
+    assert explorer.WhatIfError is WhatIfError
 
 
-def test_fusion_report_prevents_each_fusion_in_turn(x):
-    def two_fusions(x):
-        a = x + 1
-        b = a * 2
-        c = b.relu()
-        return a, b, c / c.sum(-1, keepdim=True)
-
-    c = explorer.compile(two_fusions, x)
+def test_fusion_report_prevents_each_fusion_in_turn(two_fused):
+    c, report = two_fused
     assert [f.nodes for f in c.graphs[0].fused] == [["op0", "op1"], ["op2", "op3"]]
-    report = c.fusion_report(measure=False)
     rows = {row.group: (row.kernels, row.bytes_saved, row.error) for row in report.rows}
     # unfusing op2_op3 writes and reads c (512 B each way) and the row sums (32 B each way)
     assert rows == {"op0_op1": ((1, 3), 1024.0, None), "op2_op3": ((1, 2), 1088.0, None)}
     assert [row.group for row in report.rows] == ["op2_op3", "op0_op1"]  # most bytes saved first (not measured)
     out = io.StringIO()
     Console(file=out, width=200).print(report)
-    assert "op2_op3" in out.getvalue() and "in this process, one after another" in out.getvalue()
+    text = " ".join(out.getvalue().split())  # the title wraps over the narrower table
+    assert "op2_op3" in text and "in this process, one after another" in text
+
+
+def test_fusion_report_in_two_workers_gives_the_rows_of_this_process(two_fused):
+    c, here = two_fused
+    report = c.fusion_report(measure=False, workers=2)
+    assert report.how == "one compile per fusion, in 2 worker processes side by side"
+    assert [(r.group, r.nodes, r.kernels, r.bytes_saved, r.verdict, r.error) for r in report.rows] == [
+        (r.group, r.nodes, r.kernels, r.bytes_saved, r.verdict, r.error) for r in here.rows]
+    with pytest.raises(WhatIfError, match="workers is how many worker processes"):
+        c.fusion_report(workers=0)
+
+
+def test_order_launches_the_asked_kernel_first_and_keeps_every_kernel(branched):
+    inputs, c, w = branched
+    assert _launched(c) == [{"mul"}, {"mm"}, {"abs_1", "add"}]
+    assert _launched(w.after) == [{"abs_1", "add"}, {"mul"}, {"mm"}]
+    assert sorted(map(sorted, _launched(w.after))) == sorted(map(sorted, _launched(c)))  # nodes per kernel
+    for got, want in zip(w.after.outputs, branches(*inputs)):
+        assert torch.equal(got, want)
+    assert w.verdict.startswith("running cpp_fused_abs_add_1 before cpp_fused_mul_0 moves the same bytes")
+    assert _launched(c) == [{"mul"}, {"mm"}, {"abs_1", "add"}]  # the original as it was
+
+
+def test_order_refuses_what_the_data_forbids_with_the_value_and_the_choices(branched):
+    _, c, _ = branched
+    with pytest.raises(WhatIfError, match=r"extern_kernels.mm cannot run before cpp_fused_mul_0: extern_kernels.mm "
+                                          r"needs mul from cpp_fused_mul_0\. Kernels that could be moved before "
+                                          r"cpp_fused_mul_0: \['cpp_fused_abs_add_1'\]"):
+        c.what_if(order=("mm", "mul"))
+    with pytest.raises(WhatIfError, match=r"cpp_fused_mul_0 already runs before cpp_fused_abs_add_1"):
+        c.what_if(order=("mul", "abs_1"))
+    with pytest.raises(WhatIfError, match=r"computed by one kernel \(cpp_fused_abs_add_1\)"):
+        c.what_if(order=("abs_1", "add"))
+    with pytest.raises(WhatIfError, match=r"no kernel, fused group or node 'zz'; kernels in launch order: "
+                                          r"\['cpp_fused_mul_0', 'extern_kernels.mm', 'cpp_fused_abs_add_1'\]"):
+        c.what_if(order=("zz", "mul"))
 
 
 def test_an_edit_applies_to_its_own_graph_and_pairs_only():

@@ -1,4 +1,5 @@
-"""GPU: c.what_if(unfuse=...) on a Triton pointwise chain, kernels counted and timed (run with `pytest -m gpu`)."""
+"""GPU: c.what_if(...) on Triton kernels: a pointwise chain unfused, kernels counted and timed; a split reduction
+turned off, an unsplit one turned on (run with `pytest -m gpu`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 import torch
 
 import explorer
+from compiler.model.what_if_order import launch_order
 
 pytestmark = pytest.mark.gpu
 
@@ -65,3 +67,44 @@ def test_a_split_reduction_turned_off_runs_as_one_kernel():
     torch.testing.assert_close(w.after.outputs, x.sum(), rtol=1e-4, atol=1e-2)
     assert w.verdict.startswith("running sum_1 unsplit ") and w.verdict.endswith("(2 -> 1 kernels)")
     assert len(c.kernels) == 2  # the original as it was
+
+
+def row_sums(x):
+    return x.sum(-1)
+
+
+def test_an_unsplit_reduction_turned_on_runs_as_partials_then_their_sum():
+    """32768 rows of 1024: enough rows to fill the GPU, so Inductor runs each row's sum in one kernel; turned on,
+    each row is summed in 32 partials of 32 elements, then the partials are summed: two Triton kernels."""
+    torch.manual_seed(0)
+    x = torch.randn(32768, 1024, device="cuda")
+    c = explorer.compile(row_sums, x)
+    assert [n.kind for n in c.graphs[0].loop_ir if not n.eliminated] == ["reduction"]
+    assert [(k.language, k.post_grad_nodes) for k in c.kernels] == [("triton", ["sum_1"])]
+    w = c.what_if(split="sum_1", measure=True)
+    assert [n.kind for n in w.after.graphs[0].loop_ir if not n.eliminated] == ["reduction", "reduction"]
+    assert [(k.language, k.post_grad_nodes) for k in w.after.kernels] == [("triton", ["sum_1"]), ("triton", ["sum_1"])]
+    torch.testing.assert_close(w.after.outputs, x.sum(-1), rtol=1e-4, atol=1e-3)
+    assert all(k.ms is not None and k.ms > 0 for k in w.sides[1].kernels), w.sides[1]
+    assert w.verdict.startswith("splitting sum_1 ") and w.verdict.endswith("(1 -> 2 kernels)")
+    assert len(c.kernels) == 1  # the original as it was
+
+
+def branches(x, y):
+    return x.sin() * 2, y.cos() + 1
+
+
+def test_order_launches_the_second_triton_kernel_first():
+    torch.manual_seed(0)
+    x, y = torch.randn(1024, 1024, device="cuda"), torch.randn(512, 256, device="cuda")
+    c = explorer.compile(branches, x, y)
+
+    def launched(compilation):
+        kernels = {k.id: k for k in compilation.kernels}
+        return [(kernels[k].language, set(kernels[k].post_grad_nodes)) for k in launch_order(compilation.graphs[0])]
+
+    assert launched(c) == [("triton", {"sin", "mul"}), ("triton", {"cos", "add"})]
+    w = c.what_if(order=("cos", "sin"))
+    assert launched(w.after) == [("triton", {"cos", "add"}), ("triton", {"sin", "mul"})]
+    for got, want in zip(w.after.outputs, c.outputs):
+        assert torch.equal(got, want)

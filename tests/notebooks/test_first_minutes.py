@@ -62,7 +62,7 @@ def test_the_demos_answer_fits_one_screen_and_names_the_users_lines(demo):
 
     for text in ("h = self.norm(x)", "h = torch.nn", "return x + s"):  # each line of the block that made a kernel
         assert any("demo.py:" in line and text in line for line in lines), (text, done.stdout)
-    assert "next:" in done.stdout and str((out / "demo.html").resolve()) in done.stdout
+    assert "next:" in done.stdout and "open demo.html" in done.stdout  # written in the working directory
     assert (out / "demo.html").is_file() and json.loads((out / "demo.json").read_text())["graphs"]
     assert Path(source.__file__).name == "demo.py"
 

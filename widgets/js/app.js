@@ -133,6 +133,7 @@ export class App {
     this.store = store;
     this.summary = store.summary;
     this.onState = options.onState || (() => {});
+    this.whatIf = options.whatIf || null; // (graph, group) => Promise of c.what_if(unfuse=group)'s comparison
     this.root = h("div", { class: `ie-root${options.standalone ? " ie-standalone" : ""}`, "data-pending": "0" });
     clear(el).appendChild(this.root);
     const problem = checkSummary(this.summary);
@@ -315,7 +316,7 @@ export class App {
         fx: () => graphStage("fx"),
         post_grad: () => graphStage("post_grad"),
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
-        fused: () => gd.part("fused").then((p) => new FusedStage(p, this.ctx)),
+        fused: () => gd.part("fused").then((p) => new FusedStage(p, { ...this.ctx, graphId: gd.id, whatIf: this.whatIf })),
         kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline") })),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),

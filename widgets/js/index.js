@@ -10,6 +10,8 @@ import { Store, commParts, embeddedParts } from "./store.js";
 import { mountTraceSet, traceSetBar } from "./traceset.js";
 import { mountSweep, sweepBar } from "./sweep.js";
 import { watchWidth } from "./narrow.js";
+import { commWhatIf } from "./whatif.js";
+import { renderWatch } from "./watch.js";
 import "./style.css";
 
 export { Store };
@@ -30,10 +32,14 @@ const BAR_TRAITS = ["toggles", "history", "current", "status", "diff"];
  * other part is asked of Python when a view needs it. A new `revision` (another compilation shown)
  * rebuilds the view with a fresh store.
  * A session bar (history, toggles, status, diff) sits above the view when Python fills those traits.
+ * With `what_if_ready` the fused view offers "unfuse" (whatif.js). A WatchWidget (its `timeline` trait)
+ * gets the live watch view instead (watch.js).
  */
 function render({ model, el }) {
+  if (model.get("timeline") !== undefined) return renderWatch({ model, el }); // a WatchWidget
   let app = null;
   let fetchPart = null;
+  let whatIf = null;
   const bar = document.createElement("div");
   bar.className = "ie-sessionbar";
   const view = document.createElement("div");
@@ -57,9 +63,12 @@ function render({ model, el }) {
   const state = () => ({ graph: model.get("graph"), stage: model.get("stage"), selection: model.get("selection") });
   const build = () => {
     if (fetchPart) fetchPart.close();
+    if (whatIf) whatIf.close();
     fetchPart = commParts(model);
+    whatIf = commWhatIf(model);
     app = mount(view, new Store(model.get("summary"), fetchPart), {
       initial: state(),
+      whatIf,
       onState: (st) => {
         const now = state();
         if (st.graph === now.graph && st.stage === now.stage && same(st.selection, now.selection)) return;
@@ -87,6 +96,7 @@ function render({ model, el }) {
     unwatchWidth();
     for (const t of BAR_TRAITS) model.off(`change:${t}`, drawBar);
     if (fetchPart) fetchPart.close();
+    if (whatIf) whatIf.close();
     model.off("change:revision", build);
     model.off("change:graph", onGraph);
     model.off("change:stage", onStage);

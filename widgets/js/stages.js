@@ -10,6 +10,7 @@ import { SourceView } from "./sourceview.js";
 import { VirtualList } from "./virtual.js";
 import { ListNav, bindGraphKeys } from "./keys.js";
 import { modulesTable } from "./modules.js";
+import { WhatIfBox } from "./whatif.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -222,7 +223,7 @@ export class LoopIrStage {
 }
 
 export class FusedStage {
-  /** @param {{fused: Array, not_fused: Array}} part */
+  /** @param {{fused: Array, not_fused: Array}} part; `ctx.whatIf` (live widget only) asks Python to unfuse a group */
   constructor(part, ctx) {
     this.groups = list(part && part.fused);
     this.ids = this.groups.map((f) => String(f.name));
@@ -233,6 +234,8 @@ export class FusedStage {
     styleRows(this.list, this.ids, this.state);
     this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "fused", id }), () => this.ids.indexOf(this.state.selected));
     this.root.append(head, this.list.root);
+    this.whatIf = ctx.whatIf ? new WhatIfBox(ctx.graphId, ctx.whatIf) : null;
+    if (this.whatIf) this.root.appendChild(this.whatIf.root);
     const notFused = list(part && part.not_fused);
     if (notFused.length) {
       const shown = notFused.slice(0, MAX_REASONS);
@@ -274,6 +277,7 @@ export class FusedStage {
     this.state.selected = sel && sel.kind === "fused" ? String(sel.id) : null;
     this.state.lit = links.fused;
     styleRows(this.list, this.ids, this.state);
+    if (this.whatIf) this.whatIf.show(this.state.selected);
   }
 
   reveal(sel, links) {

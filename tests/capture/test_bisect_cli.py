@@ -1,0 +1,88 @@
+"""``python -m explorer bisect SCRIPT``: a script's ``fn`` and ``inputs`` bisected, printed with rich; exit 0 on a
+culprit, 1 on none, 2 on bad input with one line.
+
+The culprit case runs the command in a fresh interpreter (``torch.rand`` in the compiled region: the culprit is
+``fallback_random``; ``--no-fusion``, about 25 s with its first compile). The other cases call ``main`` in this
+process: a matching program (one compile), and bad input that fails before anything compiles.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from explorer.__main__ import main
+from tests.paths import ROOT
+
+
+def _script(tmp_path, text, name="program.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_a_culprit_is_printed_and_exits_0(tmp_path):
+    script = _script(tmp_path, """
+        import torch
+
+        def fn(x):
+            return x + torch.rand(x.shape)
+
+        inputs = (torch.ones(4, 4),)
+        """)
+    done = subprocess.run([sys.executable, "-m", "explorer", "bisect", str(script), "--no-fusion"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "160"})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    for expected in ("culprit, level by level", "inductor_fallback_random", "fallback_random=True (checked)"):
+        assert expected in done.stdout
+
+
+def test_a_matching_program_exits_1(tmp_path, capsys):
+    script = _script(tmp_path, """
+        import torch
+
+        def double(x):
+            return x * 2
+
+        def make():
+            return torch.ones(3)
+        """)
+    assert main(["bisect", str(script), "--fn", "double", "--inputs", "make"]) == 1
+    assert "matches" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, args, message", [
+    (None, [], "no such script"),
+    ("import torch\ninputs = (torch.ones(2),)\n", [], "defines no 'fn' at module level"),
+    ("fn = 3\ninputs = ()\n", [], "is a int, not a function"),
+    ("raise RuntimeError('broken on purpose')\n", [], "raised RuntimeError when run: broken on purpose"),
+    ("import torch\nfn = torch.sin\ninputs = (torch.ones(2),)\n", ["--check", "judge"], "defines no 'judge'"),
+    ("import torch\nfn = torch.sin\ninputs = (torch.ones(2),)\n", ["--check", "slower", "--slower-than", "{"],
+     "neither a saved trace nor a JSON config"),
+])
+def test_bad_input_is_one_line_and_exits_2(tmp_path, capsys, text, args, message):
+    path = tmp_path / "missing.py" if text is None else _script(tmp_path, text)
+    assert main(["bisect", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("python -m explorer bisect: ") and err.count("\n") == 1, err
+
+
+def test_a_check_that_raises_exits_2(tmp_path, capsys):
+    script = _script(tmp_path, """
+        import torch
+
+        def fn(x):
+            return x * 2
+
+        inputs = (torch.ones(2),)
+
+        def judge(compiled, eager):
+            raise ValueError("the check itself is broken")
+        """)
+    assert main(["bisect", str(script), "--check", "judge"]) == 2
+    err = capsys.readouterr().err
+    assert "the check raised" in err and "the check itself is broken" in err and err.count("\n") == 1
