@@ -9,6 +9,7 @@ An extern call names its output with ``out=buf5`` or assigns it (``buf3 = torch.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,9 +108,15 @@ def _call_of(text: str) -> tuple[ast.Call, str | None] | None:
     return (value, target) if isinstance(value, ast.Call) else None
 
 
+@functools.lru_cache(maxsize=4)
+def _lines(wrapper_source: str) -> tuple[str, ...]:
+    """The wrapper's lines, split once for all its kernels (a 24-block step: 360 kernels, a 2 MB wrapper)."""
+    return tuple(wrapper_source.splitlines())
+
+
 def kernel_calls(kernel: Any, wrapper_source: str) -> list[KernelCall]:
     """Every call of ``kernel`` in the wrapper, in wrapper order, with the buffers it writes."""
-    lines = wrapper_source.splitlines()
+    lines = _lines(wrapper_source)
     numbers = kernel.wrapper_lines[1:] if kernel.language != "extern" else kernel.wrapper_lines
     params = parameter_names(kernel)
     calls = []
