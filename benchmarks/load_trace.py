@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import recording  # noqa: E402
+
 _HEADER_IDS = re.compile(rb'"frame_id": (\d+)')
 _HEADER_RANK = re.compile(rb'"rank": \d+')
 
@@ -194,20 +196,23 @@ def tlparse(log: Path) -> dict[str, float] | None:
     return {"s": seconds, "rss_mb": peak, "ok": result.returncode == 0, "files": files}
 
 
-def _job(sources: list[Path], ranks: int, target_bytes: int, directory: Path) -> None:
+def _job(args: argparse.Namespace, sources: list[Path], directory: Path) -> None:
     """The multi-rank figure: a user's open of the job (load, list every compilation, open the last) and
     tlparse's multi-rank report of the same directory, one after the other."""
-    copies = rank_logs(sources, ranks, target_bytes, directory)
+    copies = rank_logs(sources, args.ranks, int(args.mb * 1e6), directory)
     size = sum(p.stat().st_size for p in directory.glob("*.log")) / 1e6
     ours = open_job(directory)
     theirs = tlparse_all_ranks(directory)
     print(json.dumps({"copies_per_rank": copies, "mb": size, "explorer": ours, "tlparse": theirs}, indent=1))
-    print(f"\n| {ranks} ranks, {size:.0f} MB, {ours['compiles']} compilations | s | peak RSS MB |")
-    print("| --- | ---: | ---: |")
-    print(f"| explorer: load_trace + list every compilation + open the last | {ours['s']:.1f} | {ours['rss_mb']:.0f} |")
+    table = recording.Table([f"{args.ranks} ranks, {size:.0f} MB, {ours['compiles']} compilations", "s", "peak RSS MB"])
+    table.add("explorer: load_trace + list every compilation + open the last", f"{ours['s']:.1f}", f"{ours['rss_mb']:.0f}")
     if theirs:
-        print(f"| tlparse --all-ranks-html | {theirs['s']:.1f} | {theirs['rss_mb']:.0f} |")
-        print(f"| explorer / tlparse | {ours['s'] / theirs['s']:.3f} | {ours['rss_mb'] / theirs['rss_mb']:.3f} |")
+        table.add(f"tlparse --all-ranks-html{'' if theirs['ok'] else ' (failed)'}", f"{theirs['s']:.1f}",
+                  f"{theirs['rss_mb']:.0f}")
+        table.add("explorer / tlparse", f"{ours['s'] / theirs['s']:.3f}", f"{ours['rss_mb'] / theirs['rss_mb']:.3f}")
+    print(table.text())
+    recording.record(args, [table], notes=[f"each rank's log: {copies} copies of the job's logs, "
+                                           f"{ours['compiles'] // args.ranks} compilations a rank"])
 
 
 def main() -> None:
@@ -217,12 +222,13 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=0,
                         help="write a job of this many ranks (--mb in all) and time opening it as a user does, "
                              "against tlparse --all-ranks-html")
+    recording.add_argument(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="load_trace_bench_"))
     try:
         sources = sorted(args.logs.glob("*.log")) if args.logs else record_job_logs(work / "job")
         if args.ranks:
-            _job(sources, args.ranks, int(args.mb * 1e6), work / "ranks")
+            _job(args, sources, work / "ranks")
             return
         log = work / "synthetic" / "dedicated_log_torch_trace_rank_0_synthetic.log"
         log.parent.mkdir()

@@ -418,6 +418,7 @@ def _search_slower(search: _Search, result: BisectResult, slower: bisect_slower.
         result.message = f"{result.function} compiled crashed: {result.error}"
         return
     result.message = f"{result.function} compiled is slower than {label}: {result.error}"
+    slower.slow_ms = slower.last_ms
     if bisect_slower.toggle_level(search, result, baseline):
         return
     _torch_level(search, result, only_backends=("inductor",))

@@ -52,7 +52,10 @@ def differing(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Slower:
-    """The check: a trial is good when its time is at most ``threshold`` times the baseline's."""
+    """The check: the program as configured is slow when it takes more than ``threshold`` times the baseline's
+    time. Once it is (``slow_ms``: its time), a trial of the search is good when its time is nearer the
+    baseline's than the slow run's (below their geometric mean): both ends measured here, so a trial as fast
+    as the baseline stays good on a busy machine whose noise alone can pass ``threshold``."""
 
     def __init__(self, threshold: float) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold > 1:
@@ -60,10 +63,17 @@ class Slower:
                              f"got {threshold!r}")
         self.threshold = float(threshold)
         self.baseline_ms: float | None = None
+        self.slow_ms: float | None = None
+        self.last_ms: float | None = None
 
     def __call__(self, out: TrialOutput) -> tuple[bool, str]:
+        self.last_ms = out.ms
         ratio = out.ms / self.baseline_ms
-        return ratio <= self.threshold, f"{out.ms:.3g} ms per call, {ratio:.2f}x the baseline's {self.baseline_ms:.3g} ms"
+        detail = f"{out.ms:.3g} ms per call, {ratio:.2f}x the baseline's {self.baseline_ms:.3g} ms"
+        if self.slow_ms is None:
+            return ratio <= self.threshold, detail
+        middle = (self.baseline_ms * self.slow_ms) ** 0.5
+        return out.ms <= middle, f"{detail} (the slow run's: {self.slow_ms:.3g} ms)"
 
 
 def toggle_level(search: Any, result: BisectResult, baseline: Mapping[str, Any]) -> bool:
