@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import channel
+from . import channel, timing_lock
 from .points import Point
 
 _ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding compiler/ (and explorer/)
@@ -64,7 +64,8 @@ def slots(gpu: bool, workers: int | None) -> list[Slot]:
         return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": ids[i % len(ids)]}) for i in range(count)]
     count = workers or 2
     threads = str(max(1, (os.cpu_count() or 1) // count))
-    return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads}) for i in range(count)]
+    lock = {timing_lock.ENV: timing_lock.path_for(os.getpid())} if count > 1 else {}
+    return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, **lock}) for i in range(count)]
 
 
 def _python_path() -> str:

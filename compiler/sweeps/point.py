@@ -1,7 +1,8 @@
 """One point of a sweep, run inside a worker: capture, time a call, profile, peak memory, numerics, trace.
 
 ``run_ms`` is a call as the user's program sees it (back-to-back calls, compiler/runs/call_time.py), on
-the CPU with the calling process's thread count unless the sweep sets one; ``device_ms`` is the time
+the CPU with the calling process's thread count unless the sweep sets one, and while no other worker of the
+sweep times (compiler/sweeps/timing_lock.py); ``device_ms`` is the time
 in the compiled graphs' kernels per run, from the profile.
 
 The trace leaves each kernel's Triton IR as the capture copied it (SCHEMA.md, "Raw kernel IR"): its
@@ -33,7 +34,7 @@ from ..runs import replay
 from ..runs.call_time import call_ms
 from ..io.trace import to_json
 from ..pipeline.toggles import ToggleError
-from . import payload
+from . import payload, timing_lock
 
 _LOADED: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}  # id(payload bytes) -> unpacked, per worker
 
@@ -155,10 +156,15 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
             compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
                                   progress_display=_stage_display(enter))
-        enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
-        row["run_ms"] = call_ms(compilation, calls=options.get("runs", 10), warmup=options.get("warmup", 2))
-        enter("profile")
-        compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
+        if timing_lock.shared():
+            enter("wait")  # for the timing turn: CPU workers time one at a time (compiler/sweeps/timing_lock.py)
+        with timing_lock.turn() as alone:
+            timed_from = time.time()
+            enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
+            row["run_ms"] = call_ms(compilation, calls=options.get("runs", 10), warmup=options.get("warmup", 2))
+            enter("profile")
+            compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
+            row["timed"], row["timed_alone"] = [timed_from, time.time()], alone if device == "cpu" else None
         enter("memory")
         row["peak_bytes"] = peak_bytes(compilation)
         if options.get("check", True):

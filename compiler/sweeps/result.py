@@ -41,6 +41,8 @@ class SweepRow:
     run_ms: float | None = None  # wall time of one call in a loop of back-to-back calls (runs/call_time.py)
     device_ms: float | None = None  # time in the compiled graphs' kernels per run (c.profile().total_ms)
     threads: int | None = None  # CPU threads the point ran with (None on the GPU)
+    timed: list[float] = field(default_factory=list)  # [start, end] (epoch s) of run_ms and the profile
+    timed_alone: bool | None = None  # CPU workers: no other worker of the sweep ran during that window
     peak_bytes: int | None = None  # measured peak of one run on the GPU
     planned_peak_bytes: int | None = None  # the largest planned peak of a graph (g.memory)
     max_error: float | None = None  # the largest max relative error of a kernel against eager

@@ -112,3 +112,23 @@ def test_bad_worker_arguments_are_refused_before_anything_runs(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # Ray not installed
     with pytest.raises(ValueError, match='engine="ray" needs Ray'):
         explorer.bisect(erratic, torch.ones(3), engine="ray")
+
+
+def noisy(x):
+    return x + torch.rand(x.shape)
+
+
+def test_trials_as_ray_tasks_find_what_the_bisect_in_this_process_finds():
+    """tests/capture/test_bisect.py's first culprit (``torch.rand`` under Inductor: fallback_random), each trial
+    a Ray task on a local two-CPU cluster."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        r = explorer.bisect(noisy, torch.ones(4, 4), engine="ray")
+    finally:
+        ray.shutdown()
+    assert r.engine == "ray" and r.status == "diverges"
+    assert (r.backend, r.subsystem, r.subsystem_kind) == ("inductor", "inductor_fallback_random", "config")
+    assert r.avoided_by == {"fallback_random": True} and r.avoided_by_checked
+    assert not [t for t in r.trials if t.outcome == "crashed"], [(t.what, t.detail) for t in r.trials]

@@ -51,7 +51,7 @@ def test_local_sweep_reports_every_point_and_the_failed_one(local_sweep):
     for row in result.rows[:3]:
         assert row.kernels >= 1 and row.graphs == 1 and row.ok is True and row.run_ms > 0 and row.compile_s > 0
         assert row.worker in ("w0", "w1") and row.planned_peak_bytes > 0
-        assert list(row.stage_s)[:4] == ["load", "compile", "time", "profile"] and "trace" in row.stage_s
+        assert list(row.stage_s)[:5] == ["load", "compile", "wait", "time", "profile"] and "trace" in row.stage_s
         assert sum(row.stage_s.values()) == pytest.approx(row.wall_s, abs=0.01)  # where the point's time went
         assert row.compile_phases["kernel_compile"] > 0  # compile_s split by phase (c.compile_time)
         assert sum(row.compile_phases.values()) >= row.compile_s * 0.9
@@ -60,6 +60,17 @@ def test_local_sweep_reports_every_point_and_the_failed_one(local_sweep):
     assert result.rows[best].run_ms == min(r.run_ms for r in result.rows[:3])
     assert result.ratio(best) == 1.0 and all(result.ratio(i) >= 1.0 for i in range(3))
     assert result.ratio(3) is None
+
+
+def test_cpu_workers_take_turns_to_time(local_sweep):
+    """Two CPU workers share the two cores: each point is timed (run_ms, then its profile) while no other
+    worker times, with the caller's thread count, as the caller's own program would run alone."""
+    result, _ = local_sweep
+    timed = [r for r in result.rows if r.status == "ok"]
+    assert len(timed) == 3 and all(r.timed_alone for r in timed)
+    windows = sorted(r.timed for r in timed)
+    assert all(start < end for start, end in windows)
+    assert all(end <= start for (_, end), (start, _) in zip(windows, windows[1:])), windows  # never overlapping
 
 
 def test_progress_names_points_and_workers(local_sweep):

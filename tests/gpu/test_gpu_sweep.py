@@ -35,14 +35,16 @@ def test_run_ms_is_a_call_as_the_program_sees_it():
     with torch.no_grad():
         result = explorer.sweep(workloads.rmsnorm_gate_cumsum, input_sets=inputs, configs=[{}], runs=20, workers=1,
                                 check=False)
-    plain = [fresh_process_ms("rmsnorm_gate_cumsum", (rows, cols), (cols,)) for rows, cols in sizes]
+    # Plain torch.compile in three fresh processes: one program's time moves from process to process (at the
+    # kernel-bound size 0.074 ms in one run, 0.092 ms in the next), so run_ms is held against their range.
+    plain = [[fresh_process_ms("rmsnorm_gate_cumsum", (rows, cols), (cols,)) for _ in range(3)] for rows, cols in sizes]
     # Launch-bound (12 us of kernels in a 40-90 us call), one process's launches run up to 2x faster
     # than another's on these hosts (0.53x and 1.74x seen on an H200): only the old harness (>= 4.4x)
     # is caught there. Where the kernels dominate, the two must agree closely.
     bounds = [(0.4, 2.5), (0.85, 1.15)]
     for row, expected, (low, high) in zip(result.rows, plain, bounds):
         assert row.status == "ok", row.error
-        assert low < row.run_ms / expected < high, (row.shapes, row.run_ms, expected)
+        assert low * min(expected) < row.run_ms < high * max(expected), (row.shapes, row.run_ms, expected)
         assert row.device_ms <= row.run_ms * 1.05 and row.threads is None
 
 
