@@ -7,8 +7,9 @@ caller's thread count. Side by side, alternating, for a 4-point sweep (2 configs
 
 - the sweep as it runs: CPU workers take turns to time (compiler/sweeps/timing_lock.py);
 - the same sweep with turns off: each worker times while the other may be compiling or timing;
-- plain: each point compiled by ``torch.compile`` in this process after the sweeps (workers gone), timed as
-  ``call_ms`` times (median of loops of back-to-back calls of at least 50 ms).
+- plain: each point compiled by ``torch.compile`` in a fresh process of its own, run alone (the median of two),
+  timed as ``call_ms`` times (median of loops of back-to-back calls of at least 50 ms). Timed in this process
+  after a sweep, the same program ran 3 to 7 times slower than in the first round.
 
 Printed: each point's run_ms / plain for both sweeps, and their medians, min and max over rounds.
 
@@ -18,9 +19,11 @@ Printed: each point's run_ms / plain for both sweeps, and their medians, min and
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -29,8 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer  # noqa: E402
 from benchmarks import recording  # noqa: E402
-from compiler._torch import inductor_config  # noqa: E402
-from compiler.pipeline import toggles  # noqa: E402
 from compiler.sweeps import local, timing_lock  # noqa: E402
 from tests.workloads import rmsnorm_gate_cumsum  # noqa: E402
 
@@ -62,25 +63,40 @@ def _sweep(turns: bool) -> list[float]:
     return [r.run_ms for r in result.rows]
 
 
-def _plain_ms(config: dict, size: tuple[int, int]) -> float:
-    """A plain program's milliseconds per call: torch.compile under ``config``, back-to-back calls."""
-    x, w = _inputs(*size)
-    torch._dynamo.reset()
-    with inductor_config.patched(toggles.resolve(config)), torch.no_grad():
-        compiled = torch.compile(rmsnorm_gate_cumsum)
-        for _ in range(3):
-            compiled(x, w)
-        start = time.perf_counter()
+_PLAIN = """
+import json, statistics, sys, time
+import torch
+from compiler._torch import inductor_config
+from compiler.pipeline import toggles
+from tests.workloads import rmsnorm_gate_cumsum
+config, (rows, cols) = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+torch.manual_seed(0)
+x, w = torch.randn(rows, cols), torch.randn(cols)
+with inductor_config.patched(toggles.resolve(config)), torch.no_grad():
+    compiled = torch.compile(rmsnorm_gate_cumsum)
+    for _ in range(3):
         compiled(x, w)
-        count = max(20, int(0.05 / max(time.perf_counter() - start, 1e-6)))
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            for _ in range(count):
-                compiled(x, w)
-            times.append((time.perf_counter() - start) * 1e3 / count)
-    torch._dynamo.reset()
-    return statistics.median(times)
+    start = time.perf_counter()
+    compiled(x, w)
+    count = max(20, int(0.05 / max(time.perf_counter() - start, 1e-6)))
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(count):
+            compiled(x, w)
+        times.append((time.perf_counter() - start) * 1e3 / count)
+print(statistics.median(times))
+"""
+
+
+def _plain_ms(config: dict, size: tuple[int, int], processes: int = 2) -> float:
+    """A plain program's milliseconds per call: torch.compile under ``config``, back-to-back calls, in a fresh
+    process run alone (the median of ``processes`` of them)."""
+    root = Path(__file__).resolve().parents[1]
+    found = [float(subprocess.run([sys.executable, "-c", _PLAIN, json.dumps(config), json.dumps(size)], check=True,
+                                  capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
+                                  ).stdout.split()[-1]) for _ in range(processes)]
+    return statistics.median(found)
 
 
 def main() -> None:
@@ -90,13 +106,14 @@ def main() -> None:
     args = parser.parse_args()
     points = [(c, s) for c in CONFIGS for s in SIZES]  # the sweep's order: input sets inner
     ratios: dict[str, list[float]] = {"turns": [], "no turns": []}
+    plain = [_plain_ms(c, s) for c, s in points]
+    print(f"plain ms {[round(p, 3) for p in plain]}", flush=True)
     for round_ in range(args.rounds):
         order = ("turns", "no turns") if round_ % 2 == 0 else ("no turns", "turns")
         swept = {name: _sweep(name == "turns") for name in order}
-        plain = [_plain_ms(c, s) for c, s in points]
         for name, run_ms in swept.items():
             ratios[name] += [r / p for r, p in zip(run_ms, plain)]
-        print(f"round {round_}: plain ms {[round(p, 3) for p in plain]}; "
+        print(f"round {round_}: "
               + "; ".join(f"{name} run_ms {[round(r, 3) for r in swept[name]]}" for name in order), flush=True)
     table = recording.Table(["sweep", "run_ms / plain (median)", "min", "max", "points x rounds"])
     for name, values in ratios.items():

@@ -2,7 +2,7 @@
 
 ``run_ms`` is a call as the user's program sees it (back-to-back calls, compiler/runs/call_time.py), on
 the CPU with the calling process's thread count unless the sweep sets one, and while no other worker of the
-sweep times (compiler/sweeps/timing_lock.py); ``device_ms`` is the time
+sweep runs (compiler/sweeps/timing_lock.py); ``device_ms`` is the time
 in the compiled graphs' kernels per run, from the profile.
 
 The trace leaves each kernel's Triton IR as the capture copied it (SCHEMA.md, "Raw kernel IR"): its
@@ -152,12 +152,15 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         target, input_sets = _LOADED[key]
         inputs = input_sets[point["input_set"]]
         torch._dynamo.reset()  # a worker runs many points: none may reuse another's graphs
-        enter("compile")
-        with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
-            compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
-                                  progress_display=_stage_display(enter))
+        # CPU workers time alone: other work waits while one times, and timing waits for work in progress
+        # (compiler/sweeps/timing_lock.py)
+        with timing_lock.working():
+            enter("compile")
+            with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
+                compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
+                                      progress_display=_stage_display(enter))
         if timing_lock.shared():
-            enter("wait")  # for the timing turn: CPU workers time one at a time (compiler/sweeps/timing_lock.py)
+            enter("wait")  # for the timing turn
         with timing_lock.turn() as alone:
             timed_from = time.time()
             enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
@@ -165,13 +168,14 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
             enter("profile")
             compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
             row["timed"], row["timed_alone"] = [timed_from, time.time()], alone if device == "cpu" else None
-        enter("memory")
-        row["peak_bytes"] = peak_bytes(compilation)
-        if options.get("check", True):
-            enter("numerics")
-            compilation.check_numerics()
-        enter("trace")
-        trace = json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
+        with timing_lock.working():
+            enter("memory")
+            row["peak_bytes"] = peak_bytes(compilation)
+            if options.get("check", True):
+                enter("numerics")
+                compilation.check_numerics()
+            enter("trace")
+            trace = json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
         row.update(measures(compilation), status="ok", stage="done")
     except ToggleError as exc:
         row.update(stage="toggles", error=f"ToggleError: {exc}")

@@ -1,11 +1,13 @@
-"""CPU sweep workers take turns to time: while one worker measures a point (``run_ms`` and the profile), no
-other worker of the sweep runs anything timed, so the point gets the machine's cores as the user's program
-would (with the thread count of the sweep's caller), not a share of them.
+"""CPU sweep workers time alone: while one worker measures a point (``run_ms`` and the profile), no other
+worker of the sweep compiles, checks or times anything, so the point gets the machine's cores as the user's
+program would (with the thread count of the sweep's caller), not what a compile in the next process leaves
+of them (two OpenMP threads on two cores run several times slower while a compile holds one).
 
-Compiling, the numerics and the trace, most of a point's time, still run side by side. The turn is an
-exclusive ``flock`` on a file named after the sweep's parent process (``EXPLORER_TIMING_LOCK`` in each CPU
-worker's environment, set by compiler/sweeps/local.py when it starts more than one): released by the kernel
-when a worker dies holding it. GPU workers time on their own device, Ray tasks on their own machines:
+One ``flock``'d file per sweep's parent process (``EXPLORER_TIMING_LOCK`` in each CPU worker's environment,
+set by compiler/sweeps/local.py when it starts more than one): a worker holds it shared while it works
+(compile, memory, numerics, trace) and exclusive while it times. A worker waiting to time waits for the
+others' stages in progress to end, and they wait for its timing before their next stage. The kernel
+releases a dead worker's hold. GPU workers time on their own device and Ray tasks on their own machines:
 neither takes turns.
 """
 
@@ -42,14 +44,23 @@ def shared() -> bool:
 
 
 @contextlib.contextmanager
-def turn() -> Iterator[bool]:
-    """Hold this sweep's timing turn inside the block; yields whether it is a turn (False: no lock to take)."""
+def _held(mode: int) -> Iterator[bool]:
     if not shared():
         yield False
         return
     with open(os.environ[ENV], "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, mode)
         try:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def turn() -> contextlib.AbstractContextManager[bool]:
+    """This worker times inside the block, alone; yields whether it took turns (False: no lock to take)."""
+    return _held(fcntl.LOCK_EX if fcntl is not None else 0)
+
+
+def working() -> contextlib.AbstractContextManager[bool]:
+    """This worker works (untimed) inside the block, beside the others but never beside a timing one."""
+    return _held(fcntl.LOCK_SH if fcntl is not None else 0)

@@ -1,5 +1,5 @@
 """GPU: explorer.bisect on Triton kernels (run with `pytest -m gpu`): the culprits of tests/capture/test_bisect.py
-found again when Inductor writes Triton. Written for a CUDA machine; not yet run there."""
+found again when Inductor writes Triton, in this process and in a worker on a GPU of its own."""
 
 from __future__ import annotations
 
@@ -42,3 +42,10 @@ def test_a_triton_fusion_that_keeps_bf16_in_float32_names_group_and_kernel(tmp_p
     assert r.kernels and all(k.language == "triton" for k in graph.kernels if k.id in r.kernels)
     assert r.user_lines
     assert r.repro(tmp_path / "culprit.py").exists()
+
+
+def test_trials_in_a_gpu_worker_find_the_same_culprit():
+    r = explorer.bisect(noisy, torch.ones(64, 64, device="cuda"), workers=1)
+    assert r.engine == "local" and r.status == "diverges", r
+    assert (r.backend, r.subsystem) == ("inductor", "inductor_fallback_random"), r
+    assert not [t for t in r.trials if t.outcome == "crashed"], [(t.what, t.detail) for t in r.trials]
