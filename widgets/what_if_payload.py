@@ -25,19 +25,12 @@ def _side_totals(side: Any) -> dict[str, Any]:
 
 def _kernel_rows(w: Any) -> list[dict[str, Any]]:
     """One row per kernel pair of the edited graph: status, each side's kernel, bytes and ms, the nodes."""
-    before = {k.kernel: k for k in w.sides[0].kernels}
-    after = {k.kernel: k for k in w.sides[1].kernels}
-    graph = next((g for g in w.diff.graphs if g.graph == w.graph), None)
-    rows = []
-    for change in graph.kernels if graph is not None else []:
-        a, b = before.get(change.a or ""), after.get(change.b or "")
-        rows.append({
-            "status": change.status,
-            "before": change.a or "", "before_bytes": a.bytes if a else None, "before_ms": a.ms if a else None,
-            "after": change.b or "", "after_bytes": b.bytes if b else None, "after_ms": b.ms if b else None,
-            "nodes": list(change.nodes),
-        })
-    return rows
+    return [{
+        "status": change.status,
+        "before": change.a or "", "before_bytes": a.bytes if a else None, "before_ms": a.ms if a else None,
+        "after": change.b or "", "after_bytes": b.bytes if b else None, "after_ms": b.ms if b else None,
+        "nodes": list(change.nodes),
+    } for change, a, b in w.kernel_pairs()]
 
 
 def what_if_payload(w: Any, group: str) -> dict[str, Any]:

@@ -396,6 +396,15 @@ class WhatIf(Rendered):
     def kernel_counts(self) -> tuple[int, int]:
         return len(self.sides[0].kernels), len(self.sides[1].kernels)
 
+    def kernel_pairs(self) -> list[tuple[Any, Any, Any]]:
+        """(the diff's kernel change, its kernel's figures before, after; None where a side has none) per kernel
+        pair of the edited graph: what the terminal's and the widget's tables show."""
+        before = {k.kernel: k for k in self.sides[0].kernels}
+        after = {k.kernel: k for k in self.sides[1].kernels}
+        graph = next((g for g in self.diff.graphs if g.graph == self.graph), None)
+        return [(change, before.get(change.a or ""), after.get(change.b or ""))
+                for change in (graph.kernels if graph is not None else [])]
+
     @property
     def verdict(self) -> str:
         """One line: what the edit does to traffic and time, e.g. "unfusing op0_op1 (add, mul) costs 1.5 KB

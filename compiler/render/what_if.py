@@ -35,15 +35,9 @@ def _numerics(side: Side) -> str:
 
 def kernel_rows(w: WhatIf) -> list[tuple[str, ...]]:
     """(status, kernel before, bytes, ms, kernel after, bytes, ms, nodes) per kernel pair of the edited graph."""
-    before = {k.kernel: k for k in w.sides[0].kernels}
-    after = {k.kernel: k for k in w.sides[1].kernels}
-    graph = next((g for g in w.diff.graphs if g.graph == w.graph), None)
-    rows = []
-    for change in graph.kernels if graph is not None else []:
-        a, b = before.get(change.a or ""), after.get(change.b or "")
-        rows.append((change.status, change.a or "", _b(a.bytes if a else None), _ms(a.ms if a else None),
-                     change.b or "", _b(b.bytes if b else None), _ms(b.ms if b else None), ", ".join(change.nodes)))
-    return rows
+    return [(change.status, change.a or "", _b(a.bytes if a else None), _ms(a.ms if a else None),
+             change.b or "", _b(b.bytes if b else None), _ms(b.ms if b else None), ", ".join(change.nodes))
+            for change, a, b in w.kernel_pairs()]
 
 
 def total_rows(w: WhatIf) -> list[tuple[str, str, str]]:

@@ -17,12 +17,9 @@ from __future__ import annotations
 import io
 import os
 import queue
-import subprocess
 import sys
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -32,9 +29,9 @@ from . import channel, payload
 from .bisect_program import Program, TrialOutput, TrialSpec, crash_text
 from .local import Slot, slots
 from .points import SweepError
+from .worker_process import WorkerProcess, import_paths
 
 ENGINES = ("local", "ray")
-_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding compiler/
 _START_S = 300.0  # how long a worker may take to import torch and the compiler
 TIMEOUT_S = 600.0  # a trial in a worker, by default: a CPU compile of a large program takes minutes
 
@@ -94,15 +91,13 @@ def _loaded(data: bytes | None, device: str) -> Any:
                       weights_only=False)
 
 
-class _Worker:
-    """One worker process; its stderr goes to a file whose end explains a crash."""
+class _Worker(WorkerProcess):
+    """One bisect worker process, handed the program once it is ready; its replies are read by a thread."""
+
+    TAIL_LINES = 4
 
     def __init__(self, slot: Slot, data: bytes, seed: int) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix=f"bisect-{slot.name}-", suffix=".log", delete=False)
-        paths = [_ROOT] + [os.getcwd() if p == "" else p for p in sys.path]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "PYTHONUNBUFFERED": "1", **slot.env}
-        self.process = subprocess.Popen([sys.executable, "-m", "compiler.sweeps.bisect_worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd())
+        super().__init__("compiler.sweeps.bisect_worker", f"bisect-{slot.name}", slot.env)
         self.replies: queue.Queue[Any] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         try:
@@ -111,7 +106,7 @@ class _Worker:
             self.process.kill()
             self.ready = False
         if self.ready:
-            self._send(("program", data, seed))
+            self.send(("program", data, seed))
 
     def _read(self) -> None:
         while True:
@@ -120,13 +115,6 @@ class _Worker:
             if message is None:
                 return
 
-    def _send(self, message: Any) -> bool:
-        try:
-            channel.send(self.process.stdin, message)
-            return True
-        except OSError:
-            return False
-
     def _reply(self, timeout: float | None) -> Any:
         """The next message; None when the process ended; TimeoutError past ``timeout``."""
         try:
@@ -134,42 +122,17 @@ class _Worker:
         except queue.Empty:
             raise TimeoutError from None
 
-    def exit_note(self) -> str:
-        code = self.process.wait()
-        tail = Path(self.log.name).read_text(errors="replace").strip().splitlines()[-4:]
-        what = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return f"the worker process {what}" + (": " + " | ".join(tail) if tail else "")
-
     def trial(self, spec: TrialSpec, files: dict[str, Any] | None, timeout: float | None) -> dict[str, Any]:
         if not self.ready:
             return {"crash": f"the worker did not start: {self.exit_note()}"}
         try:
-            reply = self._reply(timeout) if self._send(("trial", spec, files)) else None
+            reply = self._reply(timeout) if self.send(("trial", spec, files)) else None
         except TimeoutError:
             self.close(kill=True)
             return {"crash": f"timed out after {timeout:g} s (the worker was stopped)"}
         if reply is None:
             return {"crash": self.exit_note()}
         return reply[1]
-
-    def close(self, kill: bool = False) -> None:
-        if self.log.closed:
-            return
-        if self.process.poll() is None:
-            if kill or not self._send(("stop",)):
-                self.process.kill()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        self.log.close()
-        os.unlink(self.log.name)
 
 
 class LocalWorkers:
@@ -245,7 +208,7 @@ class RayTrials:
         self.data = ray.put(data)
         self.seed = program.seed
         self.task = ray.remote(num_gpus=1 if self.device.startswith("cuda") else 0, max_retries=0)(_ray_trial)
-        self.paths = list(dict.fromkeys([_ROOT] + [os.getcwd() if p == "" else p for p in sys.path]))
+        self.paths = import_paths()
 
     def _reply(self, ref: Any) -> dict[str, Any]:
         done, _ = self.ray.wait([ref], timeout=self.timeout)

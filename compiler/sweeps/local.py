@@ -22,19 +22,15 @@ from __future__ import annotations
 import atexit
 import os
 import queue
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator
 
 from . import channel, timing_lock
+from .worker_process import WorkerProcess, import_paths
 from .points import Point
-
-_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding compiler/ (and explorer/)
 
 
 @dataclass
@@ -68,68 +64,27 @@ def slots(gpu: bool, workers: int | None) -> list[Slot]:
     return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, **lock}) for i in range(count)]
 
 
-def _python_path() -> str:
-    """The parent's import path, so a worker imports the same compiler and the user's modules."""
-    entries = [_ROOT] + [os.getcwd() if p == "" else p for p in sys.path]
-    return os.pathsep.join(dict.fromkeys(entries))
-
-
 KEEP_WORKERS_S = 300.0  # how long a worker waits idle for the next sweep, by default
 
 
 def _key(slot: Slot) -> tuple[Any, ...]:
     """What a worker was started with: an idle worker serves a later sweep only when all of it matches."""
     env = {**os.environ, **slot.env}  # a variable set since (TORCHINDUCTOR_*, CUDA_*) needs a new worker
-    return (slot.name, tuple(sorted(env.items())), _python_path(), os.getcwd(), sys.executable)
+    return (slot.name, tuple(sorted(env.items())), tuple(import_paths()), os.getcwd(), sys.executable)
 
 
-class _Worker:
-    """One worker process and its channel; its stderr goes to a file whose end explains a crash."""
+class _Worker(WorkerProcess):
+    """One sweep worker process, ready once it has imported torch and warmed up."""
 
     def __init__(self, slot: Slot) -> None:
         self.key = _key(slot)
-        self.log = tempfile.NamedTemporaryFile(prefix=f"sweep-{slot.name}-", suffix=".log", delete=False)
-        env = {**os.environ, "PYTHONPATH": _python_path(), "PYTHONUNBUFFERED": "1", **slot.env}
-        self.process = subprocess.Popen([sys.executable, "-m", "compiler.sweeps.worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=os.getcwd())
+        super().__init__("compiler.sweeps.worker", f"sweep-{slot.name}", slot.env)
         self.ready = channel.receive(self.process.stdout) is not None
 
     def load(self, data: bytes) -> None:
         """Give the worker this sweep's function and input sets."""
         if self.ready:
-            try:
-                channel.send(self.process.stdin, ("payload", data))
-            except OSError:
-                self.ready = False
-
-    def exit_note(self) -> str:
-        code = self.process.wait()
-        self.log.flush()
-        tail = Path(self.log.name).read_text(errors="replace").strip().splitlines()[-6:]
-        what = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return f"the worker process {what}" + (": " + " | ".join(tail) if tail else "")
-
-    def close(self, kill: bool = False) -> None:
-        if self.process.poll() is None:
-            if kill:
-                self.process.kill()
-            else:
-                try:
-                    channel.send(self.process.stdin, ("stop",))
-                except OSError:
-                    pass
-            try:
-                self.process.wait(timeout=None if kill else 30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        self.log.close()
-        os.unlink(self.log.name)
+            self.ready = self.send(("payload", data))
 
 
 class _IdleWorkers:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 from .points import Point, SweepError
+from .worker_process import import_paths
 
-_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def _ray() -> Any:
@@ -62,7 +61,7 @@ class RayEngine:
 
     def run(self, data: bytes, points: list[Point], options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
         ray = self.ray
-        paths = list(dict.fromkeys([_ROOT] + [os.getcwd() if p == "" else p for p in sys.path]))
+        paths = import_paths()
         task = ray.remote(num_gpus=1 if self.gpu else 0, num_cpus=1, max_retries=0)(_task(paths))
         data_ref = ray.put(data)
         waiting = list(points)
