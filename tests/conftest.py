@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,12 @@ import explorer
 from tests import workloads
 
 
+def pytest_configure(config):
+    """Each test process gets an Inductor cache directory of its own, so the warm captures a test meets are
+    those of this run (explorer.compile is warm by default: capture_store.py), never an earlier run's."""
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-explorer-tests-")
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return
@@ -18,6 +26,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def inductor_cache_dir(tmp_path: Path):
+    """A fresh Inductor cache directory for one test (the warm-capture store lives under it): what a warm
+    capture finds there is what the test itself stored."""
+    before = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path / "inductor")
+    try:
+        yield tmp_path / "inductor"
+    finally:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import warnings
 from typing import Any, Callable, Iterator, Protocol
 
 from . import (autotune, benchmark_harness, combo_kernels, compile_events, compile_warnings, dynamo_codes, extern_calls,
-               fusion_log, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code,
+               fusion_log, fx_graph_cache, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code,
                pad_mm_decisions, pattern_rewrites, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
@@ -128,12 +128,14 @@ def _check_listener(listener: Any) -> None:
 
 
 @contextlib.contextmanager
-def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: Callable[[Hook], Hook] = _as_is
-                  ) -> Iterator[None]:
+def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: Callable[[Hook], Hook] = _as_is,
+                  store: fx_graph_cache.Store | None = None) -> Iterator[None]:
     """Every hook installed for one block, each event calling ``wrap(listener.<event>)`` (the capture
-    wraps them to time its own work), and every one restored on exit."""
+    wraps them to time its own work), and every one restored on exit. With a ``store``, a warm capture:
+    the FX graph cache on, its lookups decided by the store (``fx_graph_cache.py``); ``settings`` still
+    win, so a setting that turns the caches off makes the capture cold."""
     _check_listener(listener)
-    values = {**CAPTURE_SETTINGS, **settings}
+    values = {**CAPTURE_SETTINGS, **(fx_graph_cache.settings(settings) if store is not None else {}), **settings}
     if scheduler_passes.available():
         values.update(scheduler_passes.config_values(wrap(listener.on_pre_fusion), wrap(listener.on_post_fusion)))
     with contextlib.ExitStack() as stack:
@@ -141,6 +143,9 @@ def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: 
         stack.enter_context(compile_warnings.kept(wrap(listener.on_torch_warning)))
         stack.enter_context(own_warnings_silenced())
         stack.enter_context(inductor_config.patched(values))
+        if store is not None:
+            stack.enter_context(fx_graph_cache.other_caches_off())
+            stack.enter_context(fx_graph_cache.lookups_decided(store))
         stack.enter_context(benchmark_harness.side_effects_removed(bool(values.get("benchmark_kernel"))))
         stack.enter_context(output_code.on_output_code(wrap(listener.on_output_code)))
         stack.enter_context(kernel_lines.on_node_lines(wrap(listener.on_node_lines)))

@@ -86,12 +86,14 @@ def _kernels(g: GraphCapture, **options: bool) -> list[dict[str, Any]]:
     return [_kernel(k, costs[k.id], **options) for k in g.kernels]
 
 
-def _wrapper(w: Wrapper) -> dict[str, Any]:
+def _wrapper(w: Wrapper, build_fx: bool = True) -> dict[str, Any]:
+    """``build_fx=False``: the FX form only if it was built already (building it costs more than a compile)."""
     out: dict[str, Any] = {"source": w.source, "kernel_lines": {str(k): v for k, v in w.kernel_lines.items()}}
     if w.language != "python":
         out["language"] = w.language
-    if w.fx is not None:
-        out["fx"] = wrapper_fx_to_json(w.fx)
+    fx = w.fx if build_fx or w.fx_pending is None else None
+    if fx is not None:
+        out["fx"] = wrapper_fx_to_json(fx)
     return out
 
 
@@ -140,10 +142,28 @@ _RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
                         "kernels": lambda g: _kernels(g, packed_texts=True, raw_ir=True)}
 
 
-def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False) -> dict[str, Any]:
-    fields = _RAW_IR_GRAPH_FIELDS if raw_irs else _PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS
+# What the warm-capture store keeps of a graph: a sweep worker's form, with nothing built that was not built yet.
+_STORED_GRAPH_FIELDS = {**_RAW_IR_GRAPH_FIELDS,
+                        "wrapper": lambda g: packed(_wrapper(g.wrapper, build_fx=False), WRAPPER_PACKED_KEYS)}
+
+
+def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False,
+           fields: dict[str, Callable[[GraphCapture], Any]] | None = None) -> dict[str, Any]:
+    fields = fields or (_RAW_IR_GRAPH_FIELDS if raw_irs else _PACKED_GRAPH_FIELDS if packed_parts else _GRAPH_FIELDS)
     out = {key: make(g) for key, make in fields.items()}
     return {key: value for key, value in out.items() if value or key not in OPTIONAL_GRAPH_KEYS}
+
+
+@slots.stored_graph_json.fill
+def stored_graph_json(g: GraphCapture) -> dict[str, Any]:
+    """One graph as the warm-capture store keeps it (compiler/pipeline/capture_store.py)."""
+    return _graph(g, fields=_STORED_GRAPH_FIELDS)
+
+
+@slots.stored_graph.fill
+def stored_graph(data: dict[str, Any]) -> GraphCapture:
+    """A graph the store kept, as a loaded trace's graph (its kernel IRs built when first read)."""
+    return _load_graph(data, "a stored graph")
 
 
 def _feature(f: FeatureUse) -> dict[str, Any]:

@@ -173,6 +173,9 @@ build_kernel_ir: Action[Callable[[Any], Any]] = Action("k.ir (disassembly and li
 trace_json: Action[TraceJson] = Action("c.to_json()", "compiler.io.trace")
 write_json: Action[Callable[[Any, str | Path], Path]] = Action("save()", "compiler.io.files")
 complete_kernel_irs: Action[CompleteKernelIRs] = Action("building every kernel's IR", "compiler.io.trace")
+stored_graph_json: Action[Callable[[Any], dict[str, Any]]] = Action("storing a graph for warm captures",
+                                                                    "compiler.io.trace")
+stored_graph: Action[Callable[[dict[str, Any]], Any]] = Action("serving a graph to a warm capture", "compiler.io.trace")
 traceset_json: Action[ToJson] = Action("ts.to_json()", "compiler.io.traceset")
 rank_summary_json: Action[ToJson] = Action("RankSummary.to_json()", "compiler.io.traceset")
 chrome_trace: Action[WriteFile] = Action("Profile.chrome_trace()", "compiler.io.chrome_trace")

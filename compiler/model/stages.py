@@ -45,13 +45,21 @@ class FxNode(Rendered):
 
 
 @dataclass(repr=False)
-class FxStage(Rendered):
+class FxStage(LazyFields, Rendered):
     """An FX graph: Dynamo's (``stage='fx'``) or the post-grad ATen graph (``stage='post_grad'``)."""
 
     stage: str
     code: str
     nodes: list[FxNode]
     module: Any = None  # torch.fx.GraphModule while live
+    # Set by a warm capture that was served a graph: rebuilds ``module`` (Inductor's post-grad passes run
+    # again) when it is first read, since a capture served from the cache never needs it unless it runs.
+    module_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    _lazy_fields: ClassVar[frozenset[str]] = frozenset({"module"})
+    _pending_field: ClassVar[str] = "module_pending"
+
+    def _fill(self, built: Any) -> None:
+        object.__setattr__(self, "module", built)
 
     def node(self, name: str) -> FxNode:
         for n in self.nodes:
@@ -251,6 +259,9 @@ class GraphCapture(Rendered):
     _json: Any = field(default=None, repr=False, compare=False)  # compiler/io/trace.LazyGraph, kept once made
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
     features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
+    # A warm capture's (explorer.compile(cache=True)): "served" from the explorer's store with Inductor's cached
+    # graph, "stored" there after a cold compile; "" when neither (a cold capture, a loaded trace)
+    cache: str = field(default="", compare=False)
 
     @property
     def id(self) -> str:

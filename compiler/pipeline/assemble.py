@@ -61,6 +61,11 @@ class InnerRecord:
     memory: dict[str, Any] | None = None  # planned wrapper events (wrapper_ir.events) + Inductor's estimate
     wrapper_fx: fx_converter.PlannedWrapper | None = None  # converted when g.wrapper.fx is first read
     compiled_fn: Any = None
+    # a warm capture's FX graph cache lookup: Inductor's key and "hit" | "miss"; on a hit, the stored graph
+    cache_lookup: tuple[str, str] | None = None
+    served: dict[str, Any] | None = None
+    post_grad_pending: Any = None  # a served graph's: rebuilds its post-grad GraphModule when first read
+    notes: list[Any] = field(default_factory=list)  # model.compilation.Note: what torch warned during this compile
 
 
 def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: GraphCapture | None = None) -> GraphCapture:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import time
 import types
 import warnings
@@ -13,8 +14,9 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_events, compile_ids, dynamo_codes, errors, hooks, inductor_config,
-                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
+from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
+                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx,
+                      wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import progress
@@ -27,6 +29,7 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
+from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
@@ -45,8 +48,9 @@ class _Recorder:
     listener (``hooks.CaptureListener``), Dynamo's backend and the structured trace's handler."""
 
     def __init__(self, settings: dict[str, Any], device: str, trace_dir: str | Path | None,
-                 dynamic: bool | None = None) -> None:
+                 dynamic: bool | None = None, store: CaptureStore | None = None) -> None:
         self.settings = settings
+        self.store = store  # a warm capture's: graphs captured before are served from it
         self.device = device
         self.dynamic = dynamic  # torch.compile's dynamic=, applied while compiling only (_torch/shape_mode.py)
         self.trace_dir = trace_dir
@@ -118,7 +122,7 @@ class _Recorder:
         with hooks.capture_hooks(
             self,
             settings={**hooks.device_settings(self.device), **hooks.wrapper_settings(self.settings), **self.settings},
-            wrap=timed,
+            wrap=timed, store=self.store,
         ), structured_trace.on_trace_records(
             timed(self.on_trace_record), self.trace_dir, self.log_path, reads=READS | timer_records,
             payloads=PAYLOADS | timer_records,
@@ -156,14 +160,35 @@ class _Recorder:
         self.enter("lowering")
         mark = timing.mark()
         fresh = fresh_provenance_tables() if record.kind == "backward" else contextlib.nullcontext()
+        looked_up = 0
+        if self.store is not None:
+            looked_up = len(self.store.lookups)
+            self.store.graph = graph_digest(self.dynamo_modules[dynamo_index])
+        notes = len(self.notes)
         try:
             with fresh:
                 record.compiled_fn = compile_inner(gm, inputs, **kwargs)
+            record.cache_lookup = lookup_of(self.store, looked_up)
+            record.notes = self.notes[notes:]
+            if record.cache_lookup is not None and record.cache_lookup[1] == "hit":
+                self._served(record, inputs, kwargs)
         finally:
             self.current = outer
             record.timings = timing.stages(timing.since(mark))
         self.stage = previous_stage
         return record.compiled_fn
+
+    def _served(self, record: InnerRecord, inputs: Any, kwargs: dict[str, Any]) -> None:
+        """Inductor served this graph from its cache: its stages come from the store, and its post-grad
+        GraphModule, when first read, from Inductor's post-grad passes run again (a hit skipped them)."""
+        assert self.store is not None and record.cache_lookup is not None
+        record.served, notes = self.store.stored(record.cache_lookup[0])
+        for note in notes:  # what the cold compile noted, as it noted it then
+            self._note(note)
+        is_inference = bool(kwargs.get("is_inference", record.kind == "inference"))
+        record.post_grad_pending = functools.partial(rebuilt_post_grad, record.post_grad_module, list(inputs),
+                                                     is_inference, dict(self.settings))
+        record.post_grad_module = None
 
     # --- Inductor hooks --------------------------------------------------------------------
     def on_pre_fusion(self, nodes: list[Any]) -> None:
@@ -314,12 +339,27 @@ class _Recorder:
             forward = forwards.get(rec.dynamo_index) if rec.kind == "backward" else None
             rec.pad_decisions = self.pad_decisions.get(rec.dynamo_index, [])
             rec.rewrites = self.rewrites
-            graph = assemble(index, rec, self.dynamo_modules[rec.dynamo_index], forward)
+            graph = self._graph(index, rec, forward)
             graph.compile_id = self.compile_ids[rec.dynamo_index]
             graphs.append(graph)
             if rec.kind == "forward":
                 forwards[rec.dynamo_index] = graph
         return graphs
+
+    def _graph(self, index: int, rec: InnerRecord, forward: GraphCapture | None) -> GraphCapture:
+        """The graph of one inner compile: served from the store on a hit; else assembled from what the
+        hooks saw, and stored when a warm capture's lookup missed."""
+        module = self.dynamo_modules[rec.dynamo_index]
+        if rec.served is not None:
+            graph = served_graph(rec.served, module, rec.post_grad_pending, rec.compiled_fn)
+            graph.index, graph.kind, graph.dynamo_graph = index, rec.kind, rec.dynamo_index
+            graph.timings = dict(rec.timings)
+            return graph
+        graph = assemble(index, rec, module, forward)
+        if self.store is not None and rec.cache_lookup is not None:
+            self.store.store(rec.cache_lookup[0], graph, rec.notes)
+            graph.cache = "stored"
+        return graph
 
     def dynamo_stage(self, graphs: list[GraphCapture]) -> DynamoStage:
         by_compile: dict[str, list[str]] = {}
@@ -424,6 +464,7 @@ def capture(
     kwargs: Mapping[str, Any] | None = None,
     trace_dir: str | Path | None = None,
     progress_display: progress.Display | bool | None = None,
+    cache: bool = True,
 ) -> Compilation:
     """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
 
@@ -436,6 +477,13 @@ def capture(
     ``progress_display`` receives the compile's progress steps (compiler/model/progress.py; None: the display
     explorer registered, False: none). An interrupt (Ctrl-C) raises ``progress.Cancelled`` with the
     stage it stopped in; torch's config and hooks are restored before it leaves.
+
+    ``cache=True`` makes the capture warm: a graph this program compiled to before, in a capture of the same
+    explorer, torch, Triton and config, is loaded from Inductor's FX graph cache and its stages from the
+    explorer's store beside it (``g.cache == "served"``), and a graph compiled cold is stored for the next
+    one. Outputs and every later run are always fresh. ``cache=False`` captures cold, every cache bypassed
+    and nothing stored; so does a capture with ``trace_dir`` (its log must hold every stage) and a torch whose
+    FX graph cache the user turned off.
     """
     settings = toggles.resolve(config)
     toggles.check_capturable(settings)
@@ -445,13 +493,16 @@ def capture(
         warnings.warn(note, toggles.ToggleWarning, stacklevel=2)
     request = CaptureRequest(target=target, entry=entry, name=name, inputs=inputs, kwargs=dict(kwargs or {}),
                              config=config, settings=settings, device=device, backward=backward, dynamic=dynamic,
-                             trace_dir=trace_dir)
+                             trace_dir=trace_dir, cache=cache)
     with progress.task(f"compile {name}", display=progress_display):
         return _capture(request)
 
 
 def _capture(request: CaptureRequest) -> Compilation:
-    recorder = _Recorder(request.settings, request.device, request.trace_dir, request.dynamic)
+    # a TORCH_TRACE log asked for must hold every stage, which a graph served from the cache does not log
+    warm = request.cache and request.trace_dir is None and fx_graph_cache.available()
+    store = CaptureStore() if warm else None
+    recorder = _Recorder(request.settings, request.device, request.trace_dir, request.dynamic, store)
     recorder.begin_call()
     entry = request.entry
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
@@ -470,7 +521,8 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
     recorder.hook_intervals.append(("entering the capture", recorder.call_start, time.time_ns()))
     with recorder.capturing():
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(request.device),
-                    **hooks.wrapper_settings(request.settings)}
+                    **hooks.wrapper_settings(request.settings),
+                    **(fx_graph_cache.settings(request.settings) if recorder.store is not None else {})}
         overrides = {key: value for key, value in inductor_config.overrides(ignore_prefixes=("trace.", "_")).items()
                      if key not in internal or key in request.settings}
         try:

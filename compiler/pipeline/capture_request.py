@@ -35,6 +35,7 @@ class CaptureRequest:
     backward: bool = False  # also compile and capture the backward graphs
     dynamic: bool | None = False  # torch.compile's dynamic=, applied while compiling only
     trace_dir: str | Path | None = None  # where the compile's TORCH_TRACE log goes, if anywhere
+    cache: bool = False  # a warm capture: graphs captured before served from the store (capture_store.py)
 
 
 def compilation_from_capture(request: CaptureRequest, live: LiveHandles, *, graphs: list[GraphCapture],

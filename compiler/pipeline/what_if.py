@@ -66,8 +66,9 @@ def _recompiled(c: Compilation, edit: FusionEdit) -> tuple[Compilation, Any]:
     config = {**c.inductor_overrides, **c.toggles}
     grad = torch.set_grad_enabled(live.grad_enabled) if live.grad_enabled is not None else contextlib.nullcontext()
     with grad, _edited(edit) as outcome:
+        # cold: Inductor's cache keys do not see the edit, so a warm capture could serve the unedited graph
         after = capture(live.target, *(live.example_inputs or ()), config=config or None, backward=c.backward,
-                        dynamic=True if c.symbols else False, kwargs=live.call_kwargs)
+                        dynamic=True if c.symbols else False, kwargs=live.call_kwargs, cache=False)
     return after, outcome
 
 

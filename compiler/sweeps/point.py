@@ -157,8 +157,9 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
         with timing_lock.working():
             enter("compile")
             with torch.set_grad_enabled(options.get("grad_enabled", True)):  # the caller's grad mode: Dynamo guards on it
+                # cold: a row's compile seconds and stages are the point's own compile, whatever ran before
                 compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
-                                      progress_display=_stage_display(enter))
+                                      progress_display=_stage_display(enter), cache=False)
         if timing_lock.shared():
             enter("wait")  # for the timing turn
         with timing_lock.turn() as alone:

@@ -65,12 +65,12 @@ def test_capture_leaves_the_conversion_for_first_read(monkeypatch, tmp_path):
         return (x @ w1) @ w2.t()
 
     args = (torch.randn(4, 8), torch.randn(8, 6), torch.randn(3, 6))
-    first = explorer.compile(project, *args)
+    first = explorer.compile(project, *args, cache=False)  # cold: a warm capture may serve what another test built
     wrapper = first.graphs[0].wrapper
     assert calls == [] and wrapper.fx_pending is not None
     assert wrapper.fx.built and len(calls) == 1 and wrapper.fx_pending is None
     assert wrapper.fx.kind("extern") and len(calls) == 1
-    second = explorer.compile(project, *args)
+    second = explorer.compile(project, *args, cache=False)
     assert len(calls) == 1
     loaded = explorer.load(second.save(tmp_path / "trace.json"))
     assert len(calls) == 2 and loaded.graphs[0].wrapper.fx.built
@@ -189,7 +189,7 @@ def test_the_conversion_runs_no_fake_call_whose_result_it_knows(monkeypatch):
 
     real, seen = converter.convert, []
     monkeypatch.setattr(converter, "convert", lambda planned, loaded: seen.append((planned, loaded)) or real(planned, loaded))
-    c = explorer.compile(project, torch.randn(4, 8), torch.randn(8, 6), torch.randn(3, 6))
+    c = explorer.compile(project, torch.randn(4, 8), torch.randn(8, 6), torch.randn(3, 6), cache=False)
     first = c.graphs[0].wrapper.fx
     assert first.built and len(seen) == 1
     full_hook, ran = wrapper_fxir._node_metadata_hook, []

@@ -163,11 +163,13 @@ def test_schema_md_check_finds_a_missing_field(monkeypatch):
 
 # Fields that never reach a trace, and why. Every other field of these classes must survive a round trip.
 NOT_SAVED = {
-    FxStage: {"stage": "the key it is saved under ('fx' / 'post_grad')", "module": "a live GraphModule"},
+    FxStage: {"stage": "the key it is saved under ('fx' / 'post_grad')", "module": "a live GraphModule",
+              "module_pending": "a live rebuilder of that GraphModule"},
     Kernel: {"graph": "the GraphCapture holding it"},
     Wrapper: {"fx_pending": "a live converter, run before saving"},
     GraphCapture: {"compiled_fn": "a live callable", "compilation": "the Compilation holding it",
-                   "_json": "a cache of its lazy JSON", "library_files": "the Compilation's, saved there"},
+                   "_json": "a cache of its lazy JSON", "library_files": "the Compilation's, saved there",
+                   "cache": "how this process's capture came by it (served or stored), not what it is"},
     KernelIR: {"pending": "a builder, run before saving"},
     WrapperFx: {"module": "a live GraphModule"},
     MemoryTimeline: {"graph": "the GraphCapture holding it"},

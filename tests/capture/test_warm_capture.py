@@ -1,0 +1,148 @@
+"""Warm captures: a program captured before is served from Inductor's FX graph cache and the explorer's
+store beside it, with every stage as the cold capture made it and everything measured run anew (CPU).
+
+Each test uses its own Inductor cache directory, so what it finds stored is what it stored itself. The
+truth is the cold capture of the same program in the same process: a served graph must equal it stage by
+stage, and its outputs must equal eager's.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import torch
+
+import explorer
+from compiler._torch import inductor_config
+from compiler.pipeline import capture_store
+from tests import workloads
+from tests.stage_summary import stage_summary
+
+
+def _stored_files(inductor_cache_dir: Path) -> list[Path]:
+    return sorted((inductor_cache_dir / "explorer").rglob("*.json.gz"))
+
+
+def test_a_training_step_captured_again_is_served_stage_by_stage(inductor_cache_dir):
+    torch.manual_seed(0)
+    model, x = workloads.TinyMLP(), torch.randn(4, 16)
+    cold = explorer.compile(model, x, backward=True)
+    warm = explorer.compile(model, x, backward=True)
+
+    assert [g.kind for g in cold.graphs] == ["forward", "backward"]
+    assert [g.cache for g in cold.graphs] == ["stored", "stored"]
+    assert [g.cache for g in warm.graphs] == ["served", "served"]
+    assert len(_stored_files(inductor_cache_dir)) == 2
+    for before, after in zip(cold.graphs, warm.graphs):
+        assert stage_summary(after) == stage_summary(before)
+        assert after.compiled_fn is not None and after.fx.module is not None
+        # the post-grad GraphModule, rebuilt by Inductor's passes, has the stored stage's nodes
+        ops = {n.name for n in after.post_grad.module.graph.nodes if n.op == "call_function"}
+        assert ops == {n.name for n in after.post_grad.nodes if n.op == "call_function"}
+    torch.testing.assert_close(warm.outputs, model(x))
+
+
+def test_a_served_graph_runs_fresh_and_checks_against_eager(inductor_cache_dir):
+    torch.manual_seed(0)
+    args = (torch.randn(8, 16), torch.randn(16, 16), torch.randn(16))
+    explorer.compile(workloads.matmul_epilogue, *args)
+    warm = explorer.compile(workloads.matmul_epilogue, *args)
+
+    assert [g.cache for g in warm.graphs] == ["served"]
+    report = warm.check_numerics()
+    assert report.ok, report
+    assert set(report.kernels) == {k.id for k in warm.graphs[0].kernels}
+    profile = warm.profile(runs=2)
+    assert {k.id for k in warm.graphs[0].kernels} <= set(profile.kernel_ms)
+
+
+def test_a_served_graph_keeps_its_wrapper_fx_once_the_cold_capture_built_it(inductor_cache_dir):
+    x = torch.randn(64)
+    cold = explorer.compile(workloads.reduction_with_pointwise, x)
+    served_first = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert served_first.graphs[0].wrapper.fx.reason == capture_store.NO_WRAPPER_FX
+
+    built = cold.graphs[0].wrapper.fx  # building it (on the CPU: finding why it cannot be) stores the graph again
+    served = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert served.graphs[0].cache == "served"
+    kept = served.graphs[0].wrapper.fx
+    assert (kept.status, kept.reason, kept.nodes) == (built.status, built.reason, built.nodes)
+    assert kept.reason != capture_store.NO_WRAPPER_FX
+
+
+def _double_then_sum(t):
+    doubled = t * 2
+    return doubled.sum()
+
+
+def _twice_summed(values):
+    twice = values * 2
+    return twice.sum()
+
+
+def test_a_program_of_the_same_graph_written_elsewhere_is_not_served_the_others_stages(inductor_cache_dir):
+    """Inductor's key is the same for both (it sees neither names nor lines); their stages are not."""
+    x = torch.randn(64)
+    first = explorer.compile(_double_then_sum, x)
+    other = explorer.compile(_twice_summed, x)
+    assert [g.cache for g in (*first.graphs, *other.graphs)] == ["stored", "stored"]
+    assert [n.name for n in other.graphs[0].fx.nodes][:1] == ["l_values_"]
+    assert {line for k in other.graphs[0].kernels for _, line in k.user_lines} == {
+        _twice_summed.__code__.co_firstlineno + 1, _twice_summed.__code__.co_firstlineno + 2}
+    assert [g.cache for g in explorer.compile(_twice_summed, x).graphs] == ["served"]
+
+
+def test_a_capture_writing_a_torch_trace_is_cold(inductor_cache_dir, tmp_path):
+    x = torch.randn(64)
+    explorer.compile(workloads.reduction_with_pointwise, x)
+    logged = explorer.compile(workloads.reduction_with_pointwise, x, trace_dir=tmp_path / "log")
+    assert [g.cache for g in logged.graphs] == [""]
+
+
+def test_cache_false_captures_cold_and_stores_nothing(inductor_cache_dir):
+    x = torch.randn(64)
+    explorer.compile(workloads.reduction_with_pointwise, x)
+    stored = _stored_files(inductor_cache_dir)
+    cold = explorer.compile(workloads.reduction_with_pointwise, x, cache=False)
+    assert [g.cache for g in cold.graphs] == [""]
+    assert _stored_files(inductor_cache_dir) == stored
+
+
+def test_a_changed_config_or_explorer_makes_the_capture_cold(inductor_cache_dir, monkeypatch):
+    x = torch.randn(64)
+    explorer.compile(workloads.reduction_with_pointwise, x)
+    other_config = explorer.compile(workloads.reduction_with_pointwise, x, config={"max_fusion_size": 2})
+    assert [g.cache for g in other_config.graphs] == ["stored"]
+
+    monkeypatch.setattr(capture_store, "stamp", lambda: "another-explorer")
+    other_explorer = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert [g.cache for g in other_explorer.graphs] == ["stored"]
+
+
+def test_caches_the_user_turned_off_stay_off_and_config_is_left_as_found(inductor_cache_dir):
+    x = torch.randn(64)
+    explorer.compile(workloads.reduction_with_pointwise, x)
+    import torch._functorch.config as functorch_config
+
+    before = inductor_config.snapshot()
+    autograd_cache = functorch_config.enable_autograd_cache
+    with torch._inductor.config.patch(force_disable_caches=True):
+        off = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert [g.cache for g in off.graphs] == [""]
+    served = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert [g.cache for g in served.graphs] == ["served"]
+    assert inductor_config.snapshot() == before
+    assert functorch_config.enable_autograd_cache == autograd_cache
+    assert "autotune_local_cache" not in served.inductor_overrides
+
+
+def test_a_damaged_store_entry_is_captured_cold_again(inductor_cache_dir):
+    x = torch.randn(64)
+    explorer.compile(workloads.reduction_with_pointwise, x)
+    (entry,) = _stored_files(inductor_cache_dir)
+    entry.write_bytes(gzip.compress(b"{not json"))
+    again = explorer.compile(workloads.reduction_with_pointwise, x)
+    assert [g.cache for g in again.graphs] == ["stored"]
+    torch.testing.assert_close(again.outputs, workloads.reduction_with_pointwise(x))
+    assert [g.cache for g in explorer.compile(workloads.reduction_with_pointwise, x).graphs] == ["served"]
