@@ -160,6 +160,9 @@ def _compile_args(fn: Any) -> Any:
         argument("--trace", action="store_true",
                  help="Run the cell as ordinary Python and capture every torch.compile'd call it makes."),
         argument("--quiet", action="store_true", help="Do not display the explorer view."),
+        argument("--no-cache", action="store_true",
+                 help="Capture cold: bypass every cache and store nothing (explorer.compile(cache=False)); "
+                      "by default a cell captured before is served from the caches."),
         argument("--sweep", default=None, metavar="TOGGLE,TOGGLE",
                  help="Sweep these boolean toggles (every on/off combination, the other flags fixed), each point "
                       "in its own worker process, and show the sweep's table (explorer.sweep)."),
@@ -249,7 +252,8 @@ class ExplorerMagics(Magics):
                 if args.export:
                     return capture_export(built.fn, inputs, dynamic_shapes=_batch_dims(inputs) if dynamic else None,
                                           config=new_config, progress_display=shown)
-                return capture(built.fn, *inputs, config=new_config, dynamic=dynamic, progress_display=shown)
+                return capture(built.fn, *inputs, config=new_config, dynamic=dynamic, progress_display=shown,
+                               cache=not args.no_cache)
 
         started = time.perf_counter()
         try:

@@ -2,13 +2,12 @@
 explorer's own store.
 
 A cold capture bypasses every cache (``force_disable_caches``), because a hit skips codegen and so every
-hook that sees a stage. A warm capture keeps the FX graph cache on, and autotuning's local cache as the user
-has it unless the capture asks for autotuning (``settings``); nothing else: AOTAutograd's cache would skip
-the inner compile where the key is made, and Dynamo's profile-guided dynamism could make a static capture
-dynamic. Each lookup is answered by
-Inductor only when the explorer stored what a capture built for that key (``has_stored``); otherwise the
-lookup is a miss, so Inductor compiles with every hook firing and saves its entry, and the key and the
-lookup's outcome are told to ``on_lookup`` either way.
+hook that sees a stage. A warm capture keeps the FX graph cache on, and autotuning's local cache as the
+user has it unless the capture asks for autotuning (``settings``); nothing else: AOTAutograd's cache would
+skip the inner compile where the key is made, and Dynamo's profile-guided dynamism could make a static
+capture dynamic. Each lookup is answered by Inductor only when the explorer stored what a capture built
+for that key (``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook
+firing and saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover - every supported torch has it; a later one may move it
     FxGraphCache = None  # type: ignore[assignment,misc]
 
-# Inductor settings of a warm capture's compile: the FX graph cache on (locally), every other cache off.
+# Inductor settings of a warm capture's compile: the FX graph cache on (locally), the remote caches off.
 _INDUCTOR_SETTINGS = {"force_disable_caches": False, "fx_graph_cache": True, "fx_graph_remote_cache": False,
                       "autotune_remote_cache": False, "bundled_autotune_remote_cache": False}
 # Settings that ask for autotuning: a capture with any of them on times every choice, its local cache off.
@@ -36,7 +35,6 @@ _AUTOTUNING = ("max_autotune", "max_autotune_gemm", "max_autotune_pointwise", "c
 _FUNCTORCH_SETTINGS = {"enable_autograd_cache": False, "enable_remote_autograd_cache": False,
                        "bundled_autograd_cache": False}
 _DYNAMO_SETTINGS = {"automatic_dynamic_local_pgo": False, "automatic_dynamic_remote_pgo": False}
-
 
 
 class Store(Protocol):

@@ -10,8 +10,8 @@ import warnings
 from typing import Any, Callable, Iterator, Protocol
 
 from . import (autotune, benchmark_harness, combo_kernels, compile_events, compile_warnings, dynamo_codes, extern_calls,
-               fusion_log, fx_graph_cache, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes, module_frames, output_code,
-               pad_mm_decisions, pattern_rewrites, scheduler_passes, wrapper_ir)
+               fusion_log, fx_graph_cache, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes,
+               module_frames, output_code, pad_mm_decisions, pattern_rewrites, scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.

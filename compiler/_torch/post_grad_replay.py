@@ -18,7 +18,7 @@ from . import guard
 
 def replay(gm: torch.fx.GraphModule, example_inputs: list[Any], is_inference: bool) -> bool:
     """Rewrite ``gm`` in place as Inductor's post-grad passes would; False when this torch lacks them or
-    they failed (the capture's notes say why): then ``gm`` is no post-grad graph to run."""
+    they failed (a warning says why): then ``gm`` is no post-grad graph to run."""
     with guard.never_breaking(__name__):
         from torch._inductor.compile_fx import _recursive_post_grad_passes, fake_tensor_prop, view_to_reshape
         from torch._inductor.virtualized import V

@@ -90,6 +90,15 @@ def test_toggle_flags_and_config_reach_inductor(ip, session):
     assert set(ip.user_ns) - set(before) == {"q"}
 
 
+def test_no_cache_captures_a_cell_cold_and_a_cell_is_warm_by_default(ip, session):
+    result, _ = run(ip, "%%compile --no-cache --quiet\ncold = torch.tanh(x) * 2\n")
+    assert result.success, result.error_in_exec
+    assert [g.cache for g in session[-1].compilation.graphs] == [""]
+    result, _ = run(ip, "%%compile --quiet\nwarm = torch.tanh(x) * 2\n")
+    assert result.success, result.error_in_exec
+    assert [g.cache for g in session[-1].compilation.graphs] == ["stored"]
+
+
 def test_flags_are_derived_from_the_toggle_registry(ip):
     flags = toggle_flags()
     assert sorted(name for name, _ in flags.values()) == sorted(TOGGLES)
