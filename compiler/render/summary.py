@@ -29,8 +29,10 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     kernels (slowest first when ``c`` holds a profile), each with the user line it came from;
     ``kernels_shown=0`` leaves the kernels out (a caller printing its own kernels table)."""
     total = c.timings.get("total")
+    served = sum(1 for g in c.graphs if g.cache == "served")
     head = _Head(Text(f"{c.function}", style="bold") + Text(f" on {c.device_name}"),
-                 [f"torch {c.torch}"] + ([f"compiled in {total:.1f} s"] if total else []))
+                 [f"torch {c.torch}"] + ([f"compiled in {total:.1f} s"] if total else [])
+                 + ([f"{served} of {len(c.graphs)} graphs served warm"] if served else []))
     parts: list[Any] = [head]
     if c.export is not None:  # an AOTInductor package (explorer.export)
         ranges = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in c.export.range_constraints.items())

@@ -9,13 +9,16 @@ stage, and its outputs must equal eager's.
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
 
 import torch
+from rich.console import Console
 
 import explorer
 from compiler._torch import inductor_config
 from compiler.pipeline import capture_store
+from compiler.render.summary import compact_view
 from tests import workloads
 from tests.stage_summary import stage_summary
 
@@ -50,6 +53,9 @@ def test_a_served_graph_runs_fresh_and_checks_against_eager(inductor_cache_dir):
     warm = explorer.compile(workloads.matmul_epilogue, *args)
 
     assert [g.cache for g in warm.graphs] == ["served"]
+    console = Console(file=io.StringIO(), width=120)
+    console.print(compact_view(warm))
+    assert "1 of 1 graphs served warm" in console.file.getvalue().splitlines()[0]
     report = warm.check_numerics()
     assert report.ok, report
     assert set(report.kernels) == {k.id for k in warm.graphs[0].kernels}
