@@ -72,8 +72,9 @@ def suggestions(report: CompileTimeReport, dynamo: Any, instants: list[dict[str,
 
 def cold_cache(report: CompileTimeReport, instants: list[dict[str, Any]]) -> Suggestion | None:
     """Building kernels is a large share of the compile, or a log's caches all missed: say what a warm cache
-    would skip. A capture bypasses Inductor's caches itself (it must see every stage), so there its misses
-    say nothing about the user's program, and the message says what that program would see instead."""
+    would skip. A capture makes its own misses (it compiles in full every graph it has not stored, to see every
+    stage), so there they say nothing about the user's program, and the message says what that program would
+    see instead."""
     total = report.seconds or 1.0
     kernel_compile = report.categories().get("kernel_compile", 0.0)
     states = [str(i.get("name", "")) for i in instants if "cache" in str(i.get("name", ""))]
@@ -91,8 +92,9 @@ def cold_cache(report: CompileTimeReport, instants: list[dict[str, Any]]) -> Sug
             kernel_compile, sorted(set(states))[:6] + [f"kernel_compile: {kernel_compile:.2f} s"])
     inductor = round(sum(p.seconds for p in report.root.walk() if p.name == "inductor_compile"), 6)
     return Suggestion(
-        "cold_cache", f"{built}. The capture bypasses Inductor's caches to see every stage; your program builds "
-        "these kernels on its first compile too, and its second compile of this code would hit the FX graph cache "
-        f"and skip Inductor's compile of each graph (~{inductor:.1f} s here). For jobs after the first, {keep}.",
+        "cold_cache", f"{built}. The capture compiles every graph it has not captured before in full, to see every "
+        "stage; your program builds these kernels on its first compile too, and its second compile of this code "
+        f"would hit the FX graph cache and skip Inductor's compile of each graph (~{inductor:.1f} s here). For jobs "
+        f"after the first, {keep}.",
         kernel_compile, [f"kernel_compile: {kernel_compile:.2f} s", f"inductor_compile: {inductor:.2f} s",
-                         "caches bypassed by the capture (force_disable_caches)"])
+                         "graphs compiled in full by the capture (a cold capture, or one not captured before)"])

@@ -35,10 +35,10 @@ def test_a_capture_says_what_the_users_program_would_see_not_that_its_caches_wer
     suggestion, report = _cold_cache("capture", build_s=1.5)  # half the compile builds kernels
     assert suggestion is not None
     assert "cold caches" not in suggestion.message
-    assert "The capture bypasses Inductor's caches to see every stage" in suggestion.message
+    assert "The capture compiles every graph it has not captured before in full, to see every stage" in suggestion.message
     inductor = report.root.find("inductor_compile")[0].seconds
     assert f"(~{inductor:.1f} s here)" in suggestion.message and inductor == 2.0
-    assert "caches bypassed by the capture (force_disable_caches)" in suggestion.evidence
+    assert "graphs compiled in full by the capture (a cold capture, or one not captured before)" in suggestion.evidence
     assert not any(e.endswith("_bypass") for e in suggestion.evidence)  # the capture's own bypass is no evidence
 
 
