@@ -4,8 +4,9 @@ explorer's own store.
 A cold capture bypasses every cache (``force_disable_caches``), because a hit skips codegen and so every
 hook that sees a stage. A warm capture keeps the FX graph cache on, and autotuning's local cache as the
 user has it unless the capture asks for autotuning (``settings``); nothing else: AOTAutograd's cache would
-skip the inner compile where the key is made, and Dynamo's profile-guided dynamism could make a static
-capture dynamic. Each lookup is answered by Inductor only when the explorer stored what a capture built
+skip the inner compile where the key is made (it is on only around inference graphs, ``aot_cache_on``, whose
+post-grad graph can be traced again without running anything), and Dynamo's profile-guided dynamism could
+make a static capture dynamic. Each lookup is answered by Inductor only when the explorer stored what a capture built
 for that key (``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook
 firing and saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
 """
@@ -43,8 +44,9 @@ class Store(Protocol):
     def has_stored(self, key: str) -> bool:
         """Whether a capture of the graph with this FX graph cache key was stored."""
 
-    def on_lookup(self, key: str, state: str) -> None:
-        """A lookup of ``key`` was made: ``state`` is "hit" (Inductor served it) or "miss" (it compiles)."""
+    def on_lookup(self, key: str, state: str, compiled: Any) -> None:
+        """A lookup of ``key`` was made: ``state`` is "hit" (Inductor served ``compiled``) or "miss" (it
+        compiles; ``compiled`` is None)."""
 
 
 def available() -> bool:
@@ -90,6 +92,16 @@ def other_caches_off() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def aot_cache_on() -> Iterator[None]:
+    """AOTAutograd's cache on for the block (a warm capture's inference graphs): a hit there serves the
+    whole graph, its FX graph cache lookup still decided by the store, and skips AOTAutograd's tracing."""
+    import torch._functorch.config as functorch_config
+
+    with functorch_config.patch({"enable_autograd_cache": True}):
+        yield
+
+
+@contextlib.contextmanager
 def lookups_decided(store: Store) -> Iterator[None]:
     """Inside the block, an FX graph cache lookup of a key the explorer has not stored is a miss without
     looking (Inductor then compiles and saves); others are Inductor's own lookups."""
@@ -97,11 +109,11 @@ def lookups_decided(store: Store) -> Iterator[None]:
 
     def load_with_key(key: str, debug_lines: list[str], *args: Any, **kwargs: Any) -> Any:
         if not store.has_stored(key):
-            store.on_lookup(key, "miss")
+            store.on_lookup(key, "miss", None)
             return None, {"key": key, "components": debug_lines, "cache_event_time": time.time_ns(),
                           "cache_state": "miss"}
         compiled, info = original(key, debug_lines, *args, **kwargs)
-        store.on_lookup(key, "hit" if compiled is not None else "miss")
+        store.on_lookup(key, "hit" if compiled is not None else "miss", compiled)
         return compiled, info
 
     with method_patch.replaced(FxGraphCache, "load_with_key", staticmethod(load_with_key)):

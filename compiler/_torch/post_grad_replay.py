@@ -1,10 +1,11 @@
-"""Inductor's post-grad passes run again on a graph whose compile an FX graph cache hit skipped.
+"""Inductor's post-grad passes run again on a graph whose compile a cache hit skipped.
 
 A hit returns the compiled graph without touching the GraphModule it was given, so a warm capture would
 have the post-grad stage's nodes (from its store) but not the post-grad GraphModule that numerics and node
 calls run. The passes are what Inductor runs before lowering on a miss (the same order as
 ``_InProcessFxCompile.codegen_and_compile``), and deterministic for the key that hit, so the module
-they leave has the stored stage's nodes.
+they leave has the stored stage's nodes. A hit in AOTAutograd's cache skips AOTAutograd too, so there is
+no graph to run them on: ``retraced`` makes it again from the Dynamo graph.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import guard
+from . import backend, guard, inductor_config
 
 
 def replay(gm: torch.fx.GraphModule, example_inputs: list[Any], is_inference: bool) -> bool:
@@ -30,3 +31,25 @@ def replay(gm: torch.fx.GraphModule, example_inputs: list[Any], is_inference: bo
             _recursive_post_grad_passes(gm, is_inference=is_inference)
         return True
     return False
+
+
+def retraced(dynamo_module: torch.fx.GraphModule, example_inputs: list[Any], settings: dict[str, Any]
+             ) -> torch.fx.GraphModule | None:
+    """The post-grad GraphModule of an inference graph, made again from its Dynamo graph: Inductor's own
+    ``compile_fx`` on a copy, every cache off and ``settings`` (the capture's toggles) on, with an inner
+    compiler that keeps what it is given after the post-grad passes and compiles nothing. The same
+    pre-grad, joint-graph and partitioning passes run as in the compile; no kernel is built, nothing runs.
+    None when that failed (a warning says why)."""
+    kept: list[torch.fx.GraphModule] = []
+    with guard.never_breaking(__name__):
+        from torch._functorch.aot_autograd import make_boxed_func
+        from torch._inductor.compile_fx import compile_fx
+
+        def keep(gm: torch.fx.GraphModule, inputs: list[Any], **kwargs: Any) -> Any:
+            if replay(gm, list(inputs), bool(kwargs.get("is_inference", True))):
+                kept.append(gm)
+            return make_boxed_func(gm)
+
+        with inductor_config.patched({**settings, "force_disable_caches": True}), torch.no_grad():
+            compile_fx(backend.copy_graph_module(dynamo_module), list(example_inputs), inner_compile=keep)
+    return kept[0] if len(kept) == 1 else None

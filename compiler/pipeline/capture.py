@@ -29,7 +29,8 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
-from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
+from .capture_store import (CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, retraced_post_grad,
+                            served_graph)
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
@@ -59,6 +60,7 @@ class _Recorder:
         self.stage = "tracing"  # the compile stage running now, named in errors
         self.autotuned = 0  # choices and configs timed so far, shown as progress
         self.dynamo_modules: list[torch.fx.GraphModule] = []
+        self.dynamo_inputs: list[list[Any]] = []  # each Dynamo graph's example inputs, for a warm capture's retrace
         self.dynamo_graph_paths: list[dict[int, str]] = []
         self.combo: list[list[str]] | None = None
         self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
@@ -133,8 +135,13 @@ class _Recorder:
     # --- backend ---------------------------------------------------------------------------
     def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
         self.enter("aot")
-        with inductor_config.patched(self.settings):  # also for recompiles after the capture
+        inner, looked = len(self.inner), len(self.store.lookups) if self.store is not None else 0
+        aot_cache = self.store is not None and self.active and _inference(example_inputs)
+        with inductor_config.patched(self.settings), (  # also for recompiles after the capture
+                fx_graph_cache.aot_cache_on() if aot_cache else contextlib.nullcontext()):
             compiled = _backend.make_backend(self.timed(self.on_dynamo_graph), self.around_inner)(gm, example_inputs)
+        if aot_cache and len(self.inner) == inner:  # AOTAutograd's cache served the graph: no inner compile ran
+            self._served_by_aot(looked)
         self.stage = "tracing"
         progress.step("run", detail=f"graph {len(self.inner)} compiled; running it (or tracing on after a break)")
         return compiled
@@ -144,6 +151,9 @@ class _Recorder:
             return -1
         module_copy = _backend.copy_graph_module(gm)
         self.dynamo_modules.append(module_copy)
+        self.dynamo_inputs.append(list(example_inputs))
+        if self.store is not None:
+            self.store.graph = graph_digest(module_copy)
         # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
         self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(module_copy.graph): ""})
         self.compile_ids.append(compile_ids.current())
@@ -346,6 +356,24 @@ class _Recorder:
                 forwards[rec.dynamo_index] = graph
         return graphs
 
+    def _served_by_aot(self, looked: int) -> None:
+        """Records of the graphs AOTAutograd's cache served through the store's lookups since ``looked``:
+        their stages from the store, their post-grad GraphModule traced again when first read."""
+        assert self.store is not None
+        dynamo_index = len(self.dynamo_modules) - 1
+        for entry, state, compiled in self.store.lookups[looked:]:
+            if state != "hit":
+                continue
+            served, notes = self.store.stored(entry)
+            for note in notes:
+                self._note(note)
+            record = InnerRecord(dynamo_index=dynamo_index, kind=str(served.get("kind", "inference")),
+                                 dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index], compiled_fn=compiled,
+                                 cache_lookup=(entry, state), served=served)
+            record.post_grad_pending = functools.partial(retraced_post_grad, self.dynamo_modules[dynamo_index],
+                                                         self.dynamo_inputs[dynamo_index], dict(self.settings))
+            self.inner.append(record)
+
     def _graph(self, index: int, rec: InnerRecord, forward: GraphCapture | None) -> GraphCapture:
         """The graph of one inner compile: served from the store on a hit; else assembled from what the
         hooks saw, and stored when a warm capture's lookup missed."""
@@ -399,6 +427,12 @@ class _Recorder:
             add_sources(compilation.sources, compilation.dynamo, self.dynamo.line_texts)
         compilation.compile_calls.append(self.end_call("recompile", collecting_from))
         return outputs
+
+
+def _inference(example_inputs: list[Any]) -> bool:
+    """Whether AOTAutograd makes an inference graph of these inputs (no gradient to trace)."""
+    return not torch.is_grad_enabled() or not any(isinstance(value, torch.Tensor) and value.requires_grad
+                                                   for value in example_inputs)
 
 
 def _from_entry(stack: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:

@@ -3,8 +3,9 @@ under the key Inductor gave that graph.
 
 A cold capture bypasses Inductor's caches, so a second ``explorer.compile`` of the same program paid a
 whole compile where plain torch.compile loads its cache. A warm capture keeps Inductor's FX graph cache
-on (``_torch/fx_graph_cache.py``): a graph whose key this store holds is loaded from Inductor's cache
-and its stages from here; any other graph misses, compiles with every hook firing and is stored. The key
+on (``_torch/fx_graph_cache.py``), and AOTAutograd's around inference graphs: a graph whose key this
+store holds is loaded from Inductor's cache and its stages from here; any other graph misses, compiles
+with every hook firing and is stored. The key
 is Inductor's own (the graph, its inputs, the Inductor config, torch's and Triton's versions, the
 device) joined with what Inductor's key leaves out but the stages show (``graph_digest``: the Dynamo
 graph's node names, the user's lines and modules), and the store's folder is named after the explorer's
@@ -79,7 +80,8 @@ class CaptureStore:
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = (directory or fx_graph_cache.store_dir()) / stamp()
         self.graph = ""
-        self.lookups: list[tuple[str, str]] = []  # (entry, "hit" | "miss"), an entry named by ``entry``
+        # (entry, "hit" | "miss", Inductor's compiled graph on a hit), an entry named by ``entry``
+        self.lookups: list[tuple[str, str, Any]] = []
         self._read: dict[str, dict[str, Any]] = {}  # entry -> its JSON, read by has_stored
 
     def entry(self, key: str) -> str:
@@ -101,8 +103,8 @@ class CaptureStore:
             self._read[entry] = data
         return True
 
-    def on_lookup(self, key: str, state: str) -> None:
-        self.lookups.append((self.entry(key), state))
+    def on_lookup(self, key: str, state: str, compiled: Any) -> None:
+        self.lookups.append((self.entry(key), state, compiled))
 
     def stored(self, entry: str) -> tuple[dict[str, Any], list[Note]]:
         """The stored graph's JSON and the notes its compile made (torch's warnings, failed hooks)."""
@@ -146,7 +148,8 @@ def lookup_of(store: CaptureStore | None, since: int) -> tuple[str, str] | None:
     (the lookup comes before anything it compiles inside)."""
     if store is None or len(store.lookups) <= since:
         return None
-    return store.lookups[since]
+    entry, state, _ = store.lookups[since]
+    return entry, state
 
 
 def rebuilt_post_grad(module: torch.fx.GraphModule, inputs: list[Any], is_inference: bool,
@@ -157,6 +160,17 @@ def rebuilt_post_grad(module: torch.fx.GraphModule, inputs: list[Any], is_infere
     with inductor_config.patched(settings):
         if not post_grad_replay.replay(module, inputs, is_inference):
             return None
+    made = {node.name for node in module.graph.nodes if node.op == "call_function"}
+    return module if made == names else None
+
+
+def retraced_post_grad(dynamo_module: torch.fx.GraphModule, inputs: list[Any], settings: dict[str, Any],
+                       names: set[str]) -> torch.fx.GraphModule | None:
+    """The post-grad GraphModule of a graph AOTAutograd's cache served: traced again from the Dynamo graph
+    (``post_grad_replay.retraced``); None unless it has the stored stage's ``names``."""
+    module = post_grad_replay.retraced(dynamo_module, inputs, settings)
+    if module is None:
+        return None
     made = {node.name for node in module.graph.nodes if node.op == "call_function"}
     return module if made == names else None
 

@@ -46,13 +46,21 @@ def test_a_training_step_captured_again_is_served_stage_by_stage(inductor_cache_
     torch.testing.assert_close(warm.outputs, model(x))
 
 
-def test_a_served_graph_runs_fresh_and_checks_against_eager(inductor_cache_dir):
+def test_an_inference_graph_is_served_whole_by_aotautograds_cache_and_checks_against_eager(inductor_cache_dir):
+    from torch._dynamo.utils import counters
+
     torch.manual_seed(0)
     args = (torch.randn(8, 16), torch.randn(16, 16), torch.randn(16))
-    explorer.compile(workloads.matmul_epilogue, *args)
+    cold = explorer.compile(workloads.matmul_epilogue, *args)
+    hits = counters["aot_autograd"]["autograd_cache_hit"]
     warm = explorer.compile(workloads.matmul_epilogue, *args)
 
     assert [g.cache for g in warm.graphs] == ["served"]
+    assert counters["aot_autograd"]["autograd_cache_hit"] == hits + 1  # AOTAutograd traced nothing
+    assert stage_summary(warm.graphs[0]) == stage_summary(cold.graphs[0])
+    # no graph was given to Inductor: the post-grad GraphModule is traced again from the Dynamo graph
+    ops = {n.name for n in warm.graphs[0].post_grad.module.graph.nodes if n.op == "call_function"}
+    assert ops == {n.name for n in warm.graphs[0].post_grad.nodes if n.op == "call_function"}
     console = Console(file=io.StringIO(), width=120)
     console.print(compact_view(warm))
     assert "1 of 1 graphs served warm" in console.file.getvalue().splitlines()[0]
