@@ -15,8 +15,7 @@ import torch
 
 from .._torch import backend as _backend
 from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
-                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx,
-                      wrapper_ir)
+                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import progress
@@ -61,6 +60,7 @@ class _Recorder:
         self.autotuned = 0  # choices and configs timed so far, shown as progress
         self.dynamo_modules: list[torch.fx.GraphModule] = []
         self.dynamo_inputs: list[list[Any]] = []  # each Dynamo graph's example inputs, for a warm capture's retrace
+        self.dynamo_digests: list[str] = []  # each Dynamo graph's capture_store.graph_digest (warm captures)
         self.dynamo_graph_paths: list[dict[int, str]] = []
         self.combo: list[list[str]] | None = None
         self.pad_decisions: dict[int, list[dict[str, Any]]] = {}  # Dynamo graph -> shape-padding decisions
@@ -153,7 +153,8 @@ class _Recorder:
         self.dynamo_modules.append(module_copy)
         self.dynamo_inputs.append(list(example_inputs))
         if self.store is not None:
-            self.store.graph = graph_digest(module_copy)
+            self.dynamo_digests.append(graph_digest(module_copy))
+            self.store.graph = self.dynamo_digests[-1]
         # from_node provenance names the graphs Inductor saw; the copy's own graph id is added for safety
         self.dynamo_graph_paths.append({**StageNames(gm).graph_paths, id(module_copy.graph): ""})
         self.compile_ids.append(compile_ids.current())
@@ -173,7 +174,7 @@ class _Recorder:
         looked_up = 0
         if self.store is not None:
             looked_up = len(self.store.lookups)
-            self.store.graph = graph_digest(self.dynamo_modules[dynamo_index])
+            self.store.graph = self.dynamo_digests[dynamo_index]  # a backward compiles after later graphs
         notes = len(self.notes)
         try:
             with fresh:
