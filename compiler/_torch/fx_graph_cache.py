@@ -1,14 +1,15 @@
-"""Inductor's FX graph cache as a warm capture uses it: the only cache on, and its lookups decided by the
-explorer's own store.
+"""Inductor's caches as a warm capture uses them, the FX graph cache's lookups decided by the explorer's
+own store.
 
 A cold capture bypasses every cache (``force_disable_caches``), because a hit skips codegen and so every
 hook that sees a stage. A warm capture keeps the FX graph cache on, and autotuning's local cache as the
-user has it unless the capture asks for autotuning (``settings``); nothing else: AOTAutograd's cache would
-skip the inner compile where the key is made (it is on only around inference graphs, ``aot_cache_on``, whose
-post-grad graph can be traced again without running anything), and Dynamo's profile-guided dynamism could
-make a static capture dynamic. Each lookup is answered by Inductor only when the explorer stored what a capture built
-for that key (``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook
-firing and saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
+user has it unless the capture asks for autotuning (``settings``). AOTAutograd's cache stays off
+(``other_caches_off``) except around inference graphs (``aot_cache_on``): a hit there skips the inner
+compile where the key is made, and only an inference graph's post-grad graph can be traced again without
+running anything. Dynamo's profile-guided dynamism stays off: it could make a static capture dynamic.
+Each lookup is answered by Inductor only when the explorer stored what a capture built for that key
+(``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook firing and
+saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
 """
 
 from __future__ import annotations

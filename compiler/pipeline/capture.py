@@ -15,7 +15,7 @@ import torch
 
 from .._torch import backend as _backend
 from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
-                      memory_estimate, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
+                      memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import progress
@@ -28,8 +28,7 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, frames, toggles
 from .assemble import InnerRecord, assemble
-from .capture_store import (CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, retraced_post_grad,
-                            served_graph)
+from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
@@ -192,10 +191,8 @@ class _Recorder:
     def _served(self, record: InnerRecord, inputs: Any, kwargs: dict[str, Any]) -> None:
         """Inductor served this graph from its cache: its stages come from the store, and its post-grad
         GraphModule, when first read, from Inductor's post-grad passes run again (a hit skipped them)."""
-        assert self.store is not None and record.cache_lookup is not None
-        record.served, notes = self.store.stored(record.cache_lookup[0])
-        for note in notes:  # what the cold compile noted, as it noted it then
-            self._note(note)
+        assert record.cache_lookup is not None
+        record.served = self._stored(record.cache_lookup[0])
         is_inference = bool(kwargs.get("is_inference", record.kind == "inference"))
         record.post_grad_pending = functools.partial(rebuilt_post_grad, record.post_grad_module, list(inputs),
                                                      is_inference, dict(self.settings))
@@ -365,15 +362,21 @@ class _Recorder:
         for entry, state, compiled in self.store.lookups[looked:]:
             if state != "hit":
                 continue
-            served, notes = self.store.stored(entry)
-            for note in notes:
-                self._note(note)
+            served = self._stored(entry)
             record = InnerRecord(dynamo_index=dynamo_index, kind=str(served.get("kind", "inference")),
                                  dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index], compiled_fn=compiled,
                                  cache_lookup=(entry, state), served=served)
-            record.post_grad_pending = functools.partial(retraced_post_grad, self.dynamo_modules[dynamo_index],
+            record.post_grad_pending = functools.partial(post_grad_replay.retraced, self.dynamo_modules[dynamo_index],
                                                          self.dynamo_inputs[dynamo_index], dict(self.settings))
             self.inner.append(record)
+
+    def _stored(self, entry: str) -> dict[str, Any]:
+        """A served graph's stored JSON; the notes its cold compile made join this capture's, as made then."""
+        assert self.store is not None
+        served, notes = self.store.stored(entry)
+        for note in notes:
+            self._note(note)
+        return served
 
     def _graph(self, index: int, rec: InnerRecord, forward: GraphCapture | None) -> GraphCapture:
         """The graph of one inner compile: served from the store on a hit; else assembled from what the

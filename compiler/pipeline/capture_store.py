@@ -5,12 +5,11 @@ A cold capture bypasses Inductor's caches, so a second ``explorer.compile`` of t
 whole compile where plain torch.compile loads its cache. A warm capture keeps Inductor's FX graph cache
 on (``_torch/fx_graph_cache.py``), and AOTAutograd's around inference graphs: a graph whose key this
 store holds is loaded from Inductor's cache and its stages from here; any other graph misses, compiles
-with every hook firing and is stored. The key
-is Inductor's own (the graph, its inputs, the Inductor config, torch's and Triton's versions, the
-device) joined with what Inductor's key leaves out but the stages show (``graph_digest``: the Dynamo
-graph's node names, the user's lines and modules), and the store's folder is named after the explorer's
-sources (``stamp``), so a change of any of them makes a capture cold again. What is measured (outputs,
-profiles, numerics) is always run anew.
+with every hook firing and is stored. The key is Inductor's own (the graph, its inputs, the Inductor
+config, torch's and Triton's versions, the device) joined with what Inductor's key leaves out but the
+stages show (``graph_digest``: the Dynamo graph's node names, the user's lines and modules), and the
+store's folder is named after the explorer's sources (``stamp``), so a change of any of them makes a
+capture cold again. What is measured (outputs, profiles, numerics) is always run anew.
 """
 
 from __future__ import annotations
@@ -77,8 +76,8 @@ class CaptureStore:
     (``fx_graph_cache.Store``) and remembers each lookup's key and outcome in order. ``graph`` is the
     digest of the Dynamo graph being compiled now (``graph_digest``), set before each inner compile."""
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.directory = (directory or fx_graph_cache.store_dir()) / stamp()
+    def __init__(self) -> None:
+        self.directory = fx_graph_cache.store_dir() / stamp()
         self.graph = ""
         # (entry, "hit" | "miss", Inductor's compiled graph on a hit), an entry named by ``entry``
         self.lookups: list[tuple[str, str, Any]] = []
@@ -112,7 +111,7 @@ class CaptureStore:
         return data.get("graph") or {}, [Note(*note) for note in data.get("notes") or []]
 
     def store(self, entry: str, graph: GraphCapture, notes: list[Note]) -> None:
-        """Keep ``graph`` and ``notes`` under ``key``; the graph is stored again once its wrapper's FX form
+        """Keep ``graph`` and ``notes`` as ``entry``; the graph is stored again once its wrapper's FX form
         is built."""
         self._write(entry, graph, notes)
         pending = graph.wrapper.fx_pending
@@ -153,36 +152,32 @@ def lookup_of(store: CaptureStore | None, since: int) -> tuple[str, str] | None:
 
 
 def rebuilt_post_grad(module: torch.fx.GraphModule, inputs: list[Any], is_inference: bool,
-                      settings: dict[str, Any], names: set[str]) -> torch.fx.GraphModule | None:
-    """The post-grad GraphModule of a served graph: ``module`` (what Inductor was given) rewritten by its
-    post-grad passes under the capture's toggles. None when they could not run, or made a graph of other
-    nodes than the stored stage's ``names`` (the config changed since the capture)."""
+                      settings: dict[str, Any]) -> torch.fx.GraphModule | None:
+    """The post-grad GraphModule of a graph the FX graph cache served: ``module`` (what Inductor was given)
+    rewritten by its post-grad passes under the capture's toggles; None when they could not run."""
     with inductor_config.patched(settings):
-        if not post_grad_replay.replay(module, inputs, is_inference):
-            return None
-    made = {node.name for node in module.graph.nodes if node.op == "call_function"}
-    return module if made == names else None
+        return module if post_grad_replay.replay(module, inputs, is_inference) else None
 
 
-def retraced_post_grad(dynamo_module: torch.fx.GraphModule, inputs: list[Any], settings: dict[str, Any],
-                       names: set[str]) -> torch.fx.GraphModule | None:
-    """The post-grad GraphModule of a graph AOTAutograd's cache served: traced again from the Dynamo graph
-    (``post_grad_replay.retraced``); None unless it has the stored stage's ``names``."""
-    module = post_grad_replay.retraced(dynamo_module, inputs, settings)
+def _with_stage_nodes(rebuild: Callable[[], torch.fx.GraphModule | None], names: set[str]
+                      ) -> torch.fx.GraphModule | None:
+    """What ``rebuild`` made, if it has the stored post-grad stage's nodes (not when the config changed
+    since the capture, or the rebuild failed)."""
+    module = rebuild()
     if module is None:
         return None
     made = {node.name for node in module.graph.nodes if node.op == "call_function"}
     return module if made == names else None
 
 
-def served_graph(data: dict[str, Any], dynamo_module: Any, rebuild_post_grad: Callable[..., Any],
+def served_graph(data: dict[str, Any], dynamo_module: Any, rebuild_post_grad: Callable[[], Any],
                  compiled_fn: Any) -> GraphCapture:
-    """The stored graph with this process's live parts: the Dynamo GraphModule, the post-grad one (rebuilt
-    when first read: ``rebuilt_post_grad`` less its last argument) and Inductor's compiled callable."""
+    """The stored graph with this process's live parts: the Dynamo GraphModule, the post-grad one (made by
+    ``rebuild_post_grad`` when first read) and Inductor's compiled callable."""
     graph = slots.stored_graph(data)
     graph.fx.module = dynamo_module
     names = {node.name for node in graph.post_grad.nodes if node.op == "call_function"}
-    graph.post_grad.module_pending = functools.partial(rebuild_post_grad, names=names)
+    graph.post_grad.module_pending = functools.partial(_with_stage_nodes, rebuild_post_grad, names)
     graph.compiled_fn = compiled_fn
     if graph.wrapper.fx is None and graph.wrapper.language == "python":
         graph.wrapper.fx = WrapperFx(status="unsupported", reason=NO_WRAPPER_FX)

@@ -148,7 +148,15 @@ def test_caches_the_user_turned_off_stay_off_and_config_is_left_as_found(inducto
     assert [g.cache for g in served.graphs] == ["served"]
     assert inductor_config.snapshot() == before
     assert functorch_config.enable_autograd_cache == autograd_cache
-    assert "autotune_local_cache" not in served.inductor_overrides
+
+
+def test_a_capture_asking_for_autotuning_times_it_whole_and_lists_only_what_the_user_asked(inductor_cache_dir):
+    x = torch.randn(64)
+    tuned = explorer.compile(workloads.reduction_with_pointwise, x, config={"coordinate_descent_tuning": True})
+    assert [g.cache for g in tuned.graphs] == ["stored"]
+    # the capture turned autotuning's cache off for itself; that is no setting of the user's
+    assert tuned.inductor_overrides == {"coordinate_descent_tuning": True}
+    assert torch._inductor.config.autotune_local_cache is True
 
 
 def test_a_damaged_store_entry_is_captured_cold_again(inductor_cache_dir):
