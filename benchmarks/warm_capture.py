@@ -4,8 +4,8 @@ Each compile runs alone in a fresh process, as a user's second notebook session 
 from the call to its outputs (imports and the model's construction excluded). Every round has its own
 Inductor cache directory (TORCHINDUCTOR_CACHE_DIR): plain torch.compile once to fill Inductor's caches,
 ``explorer.compile`` once to fill its store beside them, then the measured pair, plain warm and explorer
-warm, in alternating order from round to round, then plain with AOTAutograd's cache off (what is left of
-the gap: a warm capture keeps that cache off) and a cold capture (``cache=False``) for reference. Each
+warm, in alternating order from round to round, then plain with AOTAutograd's cache off (what tracing
+and partitioning cost, which a hit there skips) and a cold capture (``cache=False``) for reference. Each
 warm capture is checked to have been served (every graph ``served``) and to keep every stage.
 
 The model is a stack of ``--blocks`` MLP blocks (LayerNorm, Linear 256->1024, GELU, Linear 1024->256,

@@ -39,10 +39,21 @@ def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """A GraphModule sharing ``gm``'s submodules and parameters but with its own graph.
 
     Inductor's pre-grad passes rewrite the Dynamo graph in place; the copy keeps what Dynamo produced.
-    Node meta is copied shallowly by ``graph_copy`` (no tensor data is duplicated).
+    Node meta is copied shallowly by ``graph_copy`` (no tensor data is duplicated). So is what Dynamo
+    tells AOTAutograd beside the graph (the module's meta, ``_param_name_to_source``, each placeholder's
+    ``_dynamo_source``): without it a copy compiled again is not taken for a Dynamo graph, its parameters
+    are not static inputs, and the partitioner saves other tensors for the backward.
     """
     graph = torch.fx.Graph()
     value_map: dict[torch.fx.Node, torch.fx.Node] = {}
     out = graph.graph_copy(gm.graph, value_map)
     graph.output(out)
-    return torch.fx.GraphModule(gm, graph)
+    copy = torch.fx.GraphModule(gm, graph)
+    copy.meta = dict(gm.meta)
+    for name in ("_param_name_to_source", "_source_to_user_stacks"):
+        if hasattr(gm, name):
+            setattr(copy, name, getattr(gm, name))
+    for node, copied in value_map.items():
+        if hasattr(node, "_dynamo_source"):
+            copied._dynamo_source = node._dynamo_source
+    return copy

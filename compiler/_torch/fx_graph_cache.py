@@ -4,9 +4,11 @@ own store.
 A cold capture bypasses every cache (``force_disable_caches``), because a hit skips codegen and so every
 hook that sees a stage. A warm capture keeps the FX graph cache on, and autotuning's local cache as the
 user has it unless the capture asks for autotuning (``settings``). AOTAutograd's cache stays off
-(``other_caches_off``) except around inference graphs (``aot_cache_on``): a hit there skips the inner
-compile where the key is made, and only an inference graph's post-grad graph can be traced again without
-running anything. Dynamo's profile-guided dynamism stays off: it could make a static capture dynamic.
+(``other_caches_off``) except around the capture's own compiles (``aot_cache_on``): a hit there serves a
+graph (a training graph's forward and backward) without tracing it, its FX graph cache lookups still
+decided by the store, and the post-grad graphs are traced again only when read
+(``post_grad_replay.retraced``). Dynamo's profile-guided dynamism stays off: it could make a static
+capture dynamic.
 Each lookup is answered by Inductor only when the explorer stored what a capture built for that key
 (``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook firing and
 saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
@@ -94,8 +96,9 @@ def other_caches_off() -> Iterator[None]:
 
 @contextlib.contextmanager
 def aot_cache_on() -> Iterator[None]:
-    """AOTAutograd's cache on for the block (a warm capture's inference graphs): a hit there serves the
-    whole graph, its FX graph cache lookup still decided by the store, and skips AOTAutograd's tracing."""
+    """AOTAutograd's cache on for the block (a warm capture's compiles): a hit there serves the whole graph
+    (both halves of a training graph), its FX graph cache lookups still decided by the store, and skips
+    AOTAutograd's tracing and partitioning."""
     import torch._functorch.config as functorch_config
 
     with functorch_config.patch({"enable_autograd_cache": True}):

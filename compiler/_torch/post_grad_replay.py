@@ -5,7 +5,7 @@ have the post-grad stage's nodes (from its store) but not the post-grad GraphMod
 calls run. The passes are what Inductor runs before lowering on a miss (the same order as
 ``_InProcessFxCompile.codegen_and_compile``), and deterministic for the key that hit, so the module
 they leave has the stored stage's nodes. A hit in AOTAutograd's cache skips AOTAutograd too, so there is
-no graph to run them on: ``retraced`` makes it again from the Dynamo graph.
+no graph to run them on: ``retraced`` makes them again from the Dynamo graph.
 """
 
 from __future__ import annotations
@@ -33,23 +33,31 @@ def replay(gm: torch.fx.GraphModule, example_inputs: list[Any], is_inference: bo
     return False
 
 
-def retraced(dynamo_module: torch.fx.GraphModule, example_inputs: list[Any], settings: dict[str, Any]
-             ) -> torch.fx.GraphModule | None:
-    """The post-grad GraphModule of an inference graph, made again from its Dynamo graph: Inductor's own
-    ``compile_fx`` on a copy, every cache off and ``settings`` (the capture's toggles) on, with an inner
-    compiler that keeps what it is given after the post-grad passes and compiles nothing. The same
-    pre-grad, joint-graph and partitioning passes run as in the compile; no kernel is built, nothing runs.
-    None when that failed (a warning says why)."""
+def retraced(dynamo_module: torch.fx.GraphModule, example_inputs: list[Any], settings: dict[str, Any],
+             inference: bool) -> list[torch.fx.GraphModule] | None:
+    """The post-grad GraphModules of one Dynamo graph, made again from it: Inductor's own ``compile_fx`` on a
+    copy, every cache off and ``settings`` (the capture's toggles) on, with an inner compiler that keeps
+    what it is given after the post-grad passes and compiles nothing. The same pre-grad, joint-graph and
+    partitioning passes run as in the compile; no kernel is built, nothing runs.
+
+    ``inference``: one inference graph, traced without gradients. Else the forward and the backward of a
+    training graph, in that order: AOTAutograd lowers a backward when it first runs, so the retrace asks
+    for it at once (``force_non_lazy_backward_lowering``) and nothing has to run a backward.
+    None when that failed (a warning says why) or made another number of graphs."""
     kept: list[torch.fx.GraphModule] = []
     with guard.never_breaking(__name__):
+        import torch._functorch.config as functorch_config
         from torch._functorch.aot_autograd import make_boxed_func
         from torch._inductor.compile_fx import compile_fx
 
         def keep(gm: torch.fx.GraphModule, inputs: list[Any], **kwargs: Any) -> Any:
-            if replay(gm, list(inputs), bool(kwargs.get("is_inference", True))):
+            if replay(gm, list(inputs), bool(kwargs.get("is_inference", inference))):
                 kept.append(gm)
             return make_boxed_func(gm)
 
-        with inductor_config.patched({**settings, "force_disable_caches": True}), torch.no_grad():
+        grad = torch.no_grad() if inference else torch.enable_grad()
+        eager_backward = {} if inference else {"force_non_lazy_backward_lowering": True}
+        with inductor_config.patched({**settings, "force_disable_caches": True}), grad, \
+                functorch_config.patch(eager_backward):
             compile_fx(backend.copy_graph_module(dynamo_module), list(example_inputs), inner_compile=keep)
-    return kept[0] if len(kept) == 1 else None
+    return kept if len(kept) == (1 if inference else 2) else None

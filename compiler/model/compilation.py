@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import progress, slots
+from . import gc_pause, progress, slots
 from .compile_time import CompileCall, CompileTimeReport
 from .compile_time_build import build as build_compile_time
 from .formatting import did_you_mean
@@ -203,7 +203,8 @@ class Compilation(Rendered):
         (``reference="eager"``: same dtypes; ``"float64"``: upcast) and find the first kernel that diverges.
         ``edits`` ({kernel or id: source}) runs edited Triton kernels in place of the originals.
         The report is kept in ``numerics``."""
-        report = slots.check_numerics(self, reference, rtol, atol, edits)
+        with gc_pause.paused():
+            report = slots.check_numerics(self, reference, rtol, atol, edits)
         self.numerics.append(report)
         return report
 
@@ -285,7 +286,7 @@ class Compilation(Rendered):
         where the trace is read, when the kernel is opened (nvdisasm takes about 0.5 s a kernel, most of
         a large model's save). The wrapper as FX is built now, shown as a progress step."""
         path = Path(path)
-        with progress.task(f"save {self.function}"):
+        with progress.task(f"save {self.function}"), gc_pause.paused():
             slots.write_json(slots.trace_json(self, packed_parts=True, raw_irs=True), path)
         return path
 

@@ -135,7 +135,7 @@ class _Recorder:
     def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
         self.enter("aot")
         inner, looked = len(self.inner), len(self.store.lookups) if self.store is not None else 0
-        aot_cache = self.store is not None and self.active and _inference(example_inputs)
+        aot_cache = self.store is not None and self.active
         with inductor_config.patched(self.settings), (  # also for recompiles after the capture
                 fx_graph_cache.aot_cache_on() if aot_cache else contextlib.nullcontext()):
             compiled = _backend.make_backend(self.timed(self.on_dynamo_graph), self.around_inner)(gm, example_inputs)
@@ -355,19 +355,22 @@ class _Recorder:
         return graphs
 
     def _served_by_aot(self, looked: int) -> None:
-        """Records of the graphs AOTAutograd's cache served through the store's lookups since ``looked``:
-        their stages from the store, their post-grad GraphModule traced again when first read."""
+        """Records of the graphs AOTAutograd's cache served through the store's lookups since ``looked`` (an
+        inference graph, or a training graph's forward and backward): their stages from the store, their
+        post-grad GraphModules traced again, together, when one is first read."""
         assert self.store is not None
         dynamo_index = len(self.dynamo_modules) - 1
-        for entry, state, compiled in self.store.lookups[looked:]:
-            if state != "hit":
-                continue
-            served = self._stored(entry)
-            record = InnerRecord(dynamo_index=dynamo_index, kind=str(served.get("kind", "inference")),
+        served = [(entry, compiled, self._stored(entry))
+                  for entry, state, compiled in self.store.lookups[looked:] if state == "hit"]
+        kinds = [str(stored.get("kind", "inference")) for _, _, stored in served]
+        retrace = functools.cache(functools.partial(
+            post_grad_replay.retraced, self.dynamo_modules[dynamo_index], self.dynamo_inputs[dynamo_index],
+            dict(self.settings), inference="forward" not in kinds))
+        for position, ((entry, compiled, stored), kind) in enumerate(zip(served, kinds)):
+            record = InnerRecord(dynamo_index=dynamo_index, kind=kind,
                                  dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index], compiled_fn=compiled,
-                                 cache_lookup=(entry, state), served=served)
-            record.post_grad_pending = functools.partial(post_grad_replay.retraced, self.dynamo_modules[dynamo_index],
-                                                         self.dynamo_inputs[dynamo_index], dict(self.settings))
+                                 cache_lookup=(entry, "hit"), served=stored)
+            record.post_grad_pending = functools.partial(_nth_retraced, retrace, position)
             self.inner.append(record)
 
     def _stored(self, entry: str) -> dict[str, Any]:
@@ -433,10 +436,10 @@ class _Recorder:
         return outputs
 
 
-def _inference(example_inputs: list[Any]) -> bool:
-    """Whether AOTAutograd makes an inference graph of these inputs (no gradient to trace)."""
-    return not torch.is_grad_enabled() or not any(isinstance(value, torch.Tensor) and value.requires_grad
-                                                   for value in example_inputs)
+def _nth_retraced(retrace: Callable[[], list[torch.fx.GraphModule] | None], position: int) -> Any:
+    """The ``position``-th post-grad GraphModule of a retrace shared by a training graph's forward and backward."""
+    modules = retrace()
+    return modules[position] if modules is not None and position < len(modules) else None
 
 
 def _from_entry(stack: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:

@@ -3,7 +3,7 @@ under the key Inductor gave that graph.
 
 A cold capture bypasses Inductor's caches, so a second ``explorer.compile`` of the same program paid a
 whole compile where plain torch.compile loads its cache. A warm capture keeps Inductor's FX graph cache
-on (``_torch/fx_graph_cache.py``), and AOTAutograd's around inference graphs: a graph whose key this
+on (``_torch/fx_graph_cache.py``), and AOTAutograd's around its compiles: a graph whose key this
 store holds is loaded from Inductor's cache and its stages from here; any other graph misses, compiles
 with every hook firing and is stored. The key is Inductor's own (the graph, its inputs, the Inductor
 config, torch's and Triton's versions, the device) joined with what Inductor's key leaves out but the

@@ -27,23 +27,33 @@ def _stored_files(inductor_cache_dir: Path) -> list[Path]:
     return sorted((inductor_cache_dir / "explorer").rglob("*.json.gz"))
 
 
-def test_a_training_step_captured_again_is_served_stage_by_stage(inductor_cache_dir):
+def test_a_training_step_captured_again_is_served_whole_stage_by_stage(inductor_cache_dir):
+    from torch._dynamo.utils import counters
+
     torch.manual_seed(0)
     model, x = workloads.TinyMLP(), torch.randn(4, 16)
     cold = explorer.compile(model, x, backward=True)
+    hits = counters["aot_autograd"]["autograd_cache_hit"]
     warm = explorer.compile(model, x, backward=True)
 
     assert [g.kind for g in cold.graphs] == ["forward", "backward"]
     assert [g.cache for g in cold.graphs] == ["stored", "stored"]
     assert [g.cache for g in warm.graphs] == ["served", "served"]
     assert len(_stored_files(inductor_cache_dir)) == 2
+    assert counters["aot_autograd"]["autograd_cache_hit"] == hits + 1  # AOTAutograd traced nothing
     for before, after in zip(cold.graphs, warm.graphs):
         assert stage_summary(after) == stage_summary(before)
         assert after.compiled_fn is not None and after.fx.module is not None
-        # the post-grad GraphModule, rebuilt by Inductor's passes, has the stored stage's nodes
+        # the forward's and the backward's post-grad GraphModules, traced again from the Dynamo graph, have
+        # the stored stages' nodes
         ops = {n.name for n in after.post_grad.module.graph.nodes if n.op == "call_function"}
         assert ops == {n.name for n in after.post_grad.nodes if n.op == "call_function"}
     torch.testing.assert_close(warm.outputs, model(x))
+    report = warm.check_numerics()  # both graphs run against their rebuilt post-grad modules run eagerly
+    assert report.ok, report
+    assert len(report.kernels) == sum(len(g.kernels) for g in warm.graphs)
+    assert {row.graph for row in report.kernels.values() if any(b.compared for b in row.buffers)} == \
+        {g.id for g in warm.graphs}
 
 
 def test_an_inference_graph_is_served_whole_by_aotautograds_cache_and_checks_against_eager(inductor_cache_dir):

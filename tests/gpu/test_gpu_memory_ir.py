@@ -96,6 +96,28 @@ def test_wrapper_fx_graph_of_the_transformer_block(block):
     assert (len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)) == tables
 
 
+def test_wrapper_fx_values_are_the_metadata_hooks_own(monkeypatch):
+    """The lean conversion (no fake run for launches, extern outs, allocations and views) gives every node of a
+    training step's two wrappers the value torch's own metadata hook gives."""
+    import contextlib
+
+    from compiler._torch import wrapper_fx as converter
+    from tests.capture.test_wrapper_fx import _values
+
+    torch.manual_seed(0)
+    model = workloads.TransformerBlock(dim=256, heads=4).cuda()
+    c = explorer.compile(model, torch.randn(4, 64, 256, device="cuda", requires_grad=True), backward=True, cache=False)
+    pending = [g.wrapper.fx_pending for g in c.graphs]
+    assert len(pending) == 2 and all(pending)
+    lean = [p() for p in pending]
+    monkeypatch.setattr(converter, "_lean_metadata", contextlib.nullcontext)
+    full = [p() for p in pending]
+    for a, b in zip(lean, full):
+        assert a.built and b.built and a.code == b.code
+        assert _values(a.module) == _values(b.module)
+        assert a.kind("reinterpret") and a.kind("alloc")
+
+
 def test_custom_fx_wrapper_backend_on_cuda():
     launches = []
 
