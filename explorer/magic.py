@@ -181,7 +181,7 @@ class ExplorerMagics(Magics):
     def __init__(self, shell: Any, session: Session | None = None) -> None:
         super().__init__(shell)
         self.session = session or Session.default()
-        self._counter = itertools.count(1)
+        self._cell_numbers: dict[str, int] = {}  # cell text -> its number (see _number)
         self.views: list[Any] = []  # SessionViews shown by this shell (kept so their handlers stay alive)
         self.panel: Any = None
         self.cell_runs: dict[tuple[str, str, bool, str], rerun.CellRun] = {}  # cells that compiled, by code+options
@@ -194,7 +194,7 @@ class ExplorerMagics(Magics):
         _check_device(args.device)
         if args.name is not None and not args.name.isidentifier():
             raise UsageError(f"--name must be a Python identifier, got {args.name!r}")
-        number = next(self._counter)
+        number = self._number(cell)
         name = args.name or f"cell{number}"
         if args.sweep is not None:
             self._sweep(cell, name, config, args, number)
@@ -207,6 +207,12 @@ class ExplorerMagics(Magics):
                 self.shell.user_ns[args.name] = entries[-1].compilation
             return
         self._compile(cell, name, config, args, number)
+
+    def _number(self, cell: str) -> int:
+        """The cell's number, which names it (``cell3``) and its synthetic file: the same text keeps its number
+        when run again, so its Dynamo graph has the same names and lines and a warm capture serves it (a
+        number that grew with each run made every re-run a new program to the store)."""
+        return self._cell_numbers.setdefault(cell, len(self._cell_numbers) + 1)
 
     @cell_magic("watch")
     def watch_cell(self, line: str, cell: str) -> None:

@@ -30,17 +30,22 @@ def reporting_to(report: Reporter) -> Iterator[None]:
         _reporters.remove(report)
 
 
+HOOK_CONSEQUENCE = "the compile went on without what it records"
+
+
 @contextlib.contextmanager
-def never_breaking(adapter: str) -> Iterator[None]:
+def never_breaking(adapter: str, work: str = "hook", consequence: str = HOOK_CONSEQUENCE) -> Iterator[None]:
     """Run the block; an ``Exception`` it raises is swallowed and reported as ``adapter``'s (a module's
-    ``__name__``: the note names the module's last part, ``kernel_lines``). An interrupt still stops it."""
+    ``__name__``: the note names the module's last part, ``kernel_lines``). An interrupt still stops it.
+    Outside a capture the failure is a warning naming the ``work`` that failed and its ``consequence``
+    (an adapter that runs after the compile, when something is first read, says what is left out)."""
     try:
         yield
     except Exception as error:
-        _report(adapter.rsplit(".", 1)[-1], error)
+        _report(adapter.rsplit(".", 1)[-1], error, work, consequence)
 
 
-def _report(adapter: str, error: Exception) -> None:
+def _report(adapter: str, error: Exception, work: str = "hook", consequence: str = HOOK_CONSEQUENCE) -> None:
     text = str(error).strip()
     message = text.splitlines()[0][:300] if text else ""
     if _reporters:
@@ -49,5 +54,5 @@ def _report(adapter: str, error: Exception) -> None:
             return
         except Exception:  # the report itself failed: say it the plain way below
             pass
-    warnings.warn(f"inductor-explorer's {adapter} hook failed ({type(error).__name__}: {message}); "
-                  "the compile went on without what it records", stacklevel=4)
+    warnings.warn(f"inductor-explorer's {adapter} {work} failed ({type(error).__name__}: {message}); "
+                  f"{consequence}", stacklevel=4)

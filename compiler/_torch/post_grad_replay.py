@@ -16,11 +16,15 @@ import torch
 
 from . import backend, guard, inductor_config
 
+# What is left out when a rebuild fails, said in its warning (the rebuild runs when the module is first read).
+_LEFT_OUT = ("the served graph's post-grad GraphModule is left out (g.post_grad.module is None: check_numerics and "
+             "node calls need it); explorer.compile(..., cache=False) captures it cold")
+
 
 def replay(gm: torch.fx.GraphModule, example_inputs: list[Any], is_inference: bool) -> bool:
     """Rewrite ``gm`` in place as Inductor's post-grad passes would; False when this torch lacks them or
     they failed (a warning says why): then ``gm`` is no post-grad graph to run."""
-    with guard.never_breaking(__name__):
+    with guard.never_breaking(__name__, "rebuild", _LEFT_OUT):
         from torch._inductor.compile_fx import _recursive_post_grad_passes, fake_tensor_prop, view_to_reshape
         from torch._inductor.virtualized import V
 
@@ -45,7 +49,7 @@ def retraced(dynamo_module: torch.fx.GraphModule, example_inputs: list[Any], set
     for it at once (``force_non_lazy_backward_lowering``) and nothing has to run a backward.
     None when that failed (a warning says why) or made another number of graphs."""
     kept: list[torch.fx.GraphModule] = []
-    with guard.never_breaking(__name__):
+    with guard.never_breaking(__name__, "rebuild", _LEFT_OUT):
         import torch._functorch.config as functorch_config
         from torch._functorch.aot_autograd import make_boxed_func
         from torch._inductor.compile_fx import compile_fx

@@ -220,7 +220,7 @@ def _plain_ints(values: Any) -> bool:
 
 def _allocation_value(node: torch.fx.Node, fake_mode: Any) -> Any:
     """The fake tensor ``torch.empty_strided(size, stride, dtype=, device=)`` gives, made directly from a meta
-    tensor (a tenth of a fake call's cost); None where the sizes are symbolic or this torch's FakeTensor
+    tensor (about a tenth of a fake call's cost); None where the sizes are symbolic or this torch's FakeTensor
     takes other arguments (the full hook then runs)."""
     from torch._subclasses.fake_tensor import FakeTensor
 
@@ -266,13 +266,14 @@ def _lean_metadata_hook(full: Callable[..., None]) -> Callable[..., None]:
 
     def hook(node: torch.fx.Node, metadata: Any = None, fake_mode: Any = None) -> None:
         out = node.kwargs.get("out")
-        value = None
         if node.target is triton_kernel_wrapper_mutation:
             node.meta["val"] = None
             return
         if isinstance(out, torch.fx.Node) and "val" in out.meta:
-            value = out.meta["val"]
-        elif node.target is torch.empty_strided:
+            node.meta["val"] = out.meta["val"]
+            return
+        value = None
+        if node.target is torch.empty_strided:
             value = _allocation_value(node, fake_mode)
         elif node.target is torch.as_strided:
             value = _view_value(node, fake_mode)

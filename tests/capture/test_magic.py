@@ -268,3 +268,21 @@ def test_the_reproducer_button_writes_the_selected_kernel_or_the_graph_shown(fir
     assert view.widget.status["state"] == "error"
     assert view.widget.status["message"].startswith("no reproducer:") and "extern" in view.widget.status["message"]
     view.close()
+
+
+def test_a_cell_run_again_keeps_its_name_and_is_served_warm(ip, session):
+    """The same cell text keeps its number (its name and file): run again with a new module of the same shape
+    (so the earlier compile is not reused), its graph is the same program and is served from the store."""
+    ip.user_ns["lin"] = torch.nn.Linear(16, 4)
+    cell = "%%compile --quiet\nlinear_out = torch.sigmoid(lin(x))\n"
+    result, _ = run(ip, cell)
+    assert result.success, result.error_in_exec
+    first = session[-1]
+    ip.user_ns["lin"] = torch.nn.Linear(16, 4)  # another object: the cell compiles again
+    result, _ = run(ip, cell)
+    assert result.success, result.error_in_exec
+    again = session[-1]
+    assert again is not first and again.name == first.name
+    assert [g.cache for g in first.compilation.graphs] == ["stored"]
+    assert [g.cache for g in again.compilation.graphs] == ["served"]
+    torch.testing.assert_close(ip.user_ns["linear_out"], torch.sigmoid(ip.user_ns["lin"](ip.user_ns["x"])))

@@ -178,3 +178,24 @@ def test_a_damaged_store_entry_is_captured_cold_again(inductor_cache_dir):
     assert [g.cache for g in again.graphs] == ["stored"]
     torch.testing.assert_close(again.outputs, workloads.reduction_with_pointwise(x))
     assert [g.cache for g in explorer.compile(workloads.reduction_with_pointwise, x).graphs] == ["served"]
+
+
+def test_a_failed_rebuild_leaves_the_module_out_and_says_so(inductor_cache_dir, monkeypatch):
+    """A served graph's post-grad GraphModule is traced again when first read; if that fails the warning says
+    what is missing and how to get it, and the rest of the graph stays."""
+    import pytest
+    from torch._inductor import compile_fx
+
+    args = (torch.randn(8, 16), torch.randn(16, 16), torch.randn(16))
+    explorer.compile(workloads.matmul_epilogue, *args)
+    warm = explorer.compile(workloads.matmul_epilogue, *args)
+    assert [g.cache for g in warm.graphs] == ["served"]
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("no trace today")
+
+    monkeypatch.setattr(compile_fx, "compile_fx", broken)
+    with pytest.warns(UserWarning, match=r"post_grad_replay rebuild failed \(RuntimeError: no trace today\); "
+                                         r"the served graph's post-grad GraphModule is left out"):
+        assert warm.graphs[0].post_grad.module is None
+    assert warm.graphs[0].post_grad.nodes and warm.graphs[0].kernels
