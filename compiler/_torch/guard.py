@@ -30,11 +30,11 @@ def reporting_to(report: Reporter) -> Iterator[None]:
         _reporters.remove(report)
 
 
-HOOK_CONSEQUENCE = "the compile went on without what it records"
+_HOOK_CONSEQUENCE = "the compile went on without what it records"
 
 
 @contextlib.contextmanager
-def never_breaking(adapter: str, work: str = "hook", consequence: str = HOOK_CONSEQUENCE) -> Iterator[None]:
+def never_breaking(adapter: str, work: str = "hook", consequence: str = _HOOK_CONSEQUENCE) -> Iterator[None]:
     """Run the block; an ``Exception`` it raises is swallowed and reported as ``adapter``'s (a module's
     ``__name__``: the note names the module's last part, ``kernel_lines``). An interrupt still stops it.
     Outside a capture the failure is a warning naming the ``work`` that failed and its ``consequence``
@@ -45,7 +45,7 @@ def never_breaking(adapter: str, work: str = "hook", consequence: str = HOOK_CON
         _report(adapter.rsplit(".", 1)[-1], error, work, consequence)
 
 
-def _report(adapter: str, error: Exception, work: str = "hook", consequence: str = HOOK_CONSEQUENCE) -> None:
+def _report(adapter: str, error: Exception, work: str = "hook", consequence: str = _HOOK_CONSEQUENCE) -> None:
     text = str(error).strip()
     message = text.splitlines()[0][:300] if text else ""
     if _reporters:
