@@ -78,7 +78,7 @@ def debug_dump(fn, args, backward: bool) -> None:
 
 
 def explore(fn, args, backward: bool) -> None:
-    explorer.compile(fn, *args, dynamic=None, backward=backward)
+    explorer.compile(fn, *args, dynamic=None, backward=backward, cache=False)  # caches bypassed, as plain's
 
 
 MODES = {"plain": plain, "explorer": explore, "debug": debug_dump}

@@ -63,7 +63,7 @@ def measure(layers: int, device: str, dim: int, tokens: int, batch: int, tmp: Pa
     torch._dynamo.reset()
     plain_s, _ = _timed(lambda: _plain(model, x))
     torch._dynamo.reset()
-    explorer_s, c = _timed(lambda: explorer.compile(model, x, backward=True))
+    explorer_s, c = _timed(lambda: explorer.compile(model, x, backward=True, cache=False))  # as plain: no cache
     first_save_s, _ = _timed(lambda: c.save(tmp / f"l{layers}-first.json"))  # what a save right after the capture costs
     run_s = _run_time(c, runs=10)
     profile_s, p = _timed(lambda: c.profile(runs=10))

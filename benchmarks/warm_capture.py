@@ -6,7 +6,9 @@ Inductor cache directory (TORCHINDUCTOR_CACHE_DIR): plain torch.compile once to 
 ``explorer.compile`` once to fill its store beside them, then the measured pair, plain warm and explorer
 warm, in alternating order from round to round, then plain with AOTAutograd's cache off (what tracing
 and partitioning cost, which a hit there skips) and a cold capture (``cache=False``) for reference. Each
-warm capture is checked to have been served (every graph ``served``) and to keep every stage.
+warm capture is checked to have been served (every graph ``served``) and to keep every stage. Last, the
+first compile of the program with every cache empty, plain's and the explorer's (which writes Inductor's
+caches and its store, where ``cache=False`` writes nothing), each in a directory of its own.
 
 The model is a stack of ``--blocks`` MLP blocks (LayerNorm, Linear 256->1024, GELU, Linear 1024->256,
 residual), under ``torch.no_grad()``, or a training step with ``--backward``.
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import recording  # noqa: E402
 
 MODES = ("plain", "explorer", "plain-no-aot-cache", "cold")
+FIRSTS = ("plain-first", "explorer-first")  # plain and explorer once more, each alone in an empty cache directory
 
 
 def one_compile(mode: str, blocks: int, backward: bool, device: str) -> dict:
@@ -96,7 +99,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     recording.add_argument(parser)
     args = parser.parse_args()
-    seconds: dict[str, list[float]] = {mode: [] for mode in MODES}
+    seconds: dict[str, list[float]] = {mode: [] for mode in MODES + FIRSTS}
     ratios: list[float] = []
     stages_ok = True
     for round_ in range(args.rounds):
@@ -107,6 +110,9 @@ def main() -> None:
             measured = {mode: _run(mode, cache_dir, args) for mode in order}
             no_aot_cache = _run("plain-no-aot-cache", cache_dir, args)
             cold = _run("cold", cache_dir, args)
+        for mode in FIRSTS:  # what the very first compile of a program costs, every cache empty
+            with tempfile.TemporaryDirectory(prefix="first-compile-") as empty:
+                seconds[mode].append(_run(mode.removesuffix("-first"), empty, args)["seconds"])
         warm = measured["explorer"]
         if set(warm["cache"]) != {"served"} or warm["stages"] != first["stages"]:
             stages_ok = False
@@ -116,12 +122,15 @@ def main() -> None:
         ratios.append(warm["seconds"] / measured["plain"]["seconds"])
         print(f"round {round_}: plain warm {measured['plain']['seconds']:.2f} s, explorer warm {warm['seconds']:.2f} s "
               f"({ratios[-1]:.3f}x), plain without AOTAutograd's cache {no_aot_cache['seconds']:.2f} s, "
-              f"explorer cold {cold['seconds']:.2f} s; graphs {warm['cache']}", flush=True)
+              f"explorer cold {cold['seconds']:.2f} s; first compiles: plain {seconds['plain-first'][-1]:.2f} s, "
+              f"explorer {seconds['explorer-first'][-1]:.2f} s; graphs {warm['cache']}", flush=True)
     table = recording.Table(["compile", "median s", "min s", "max s", "/ plain warm (median of rounds)"])
     plain = seconds["plain"]
     for mode, label in (("plain", "plain torch.compile, warm caches"), ("explorer", "explorer.compile, warm"),
                         ("plain-no-aot-cache", "plain, warm, AOTAutograd's cache off"),
-                        ("cold", "explorer.compile(cache=False)")):
+                        ("cold", "explorer.compile(cache=False)"),
+                        ("plain-first", "plain torch.compile, first (empty caches)"),
+                        ("explorer-first", "explorer.compile, first (empty caches: writes them and its store)")):
         values = seconds[mode]
         ratio = statistics.median(v / p for v, p in zip(values, plain))
         table.add(label, f"{statistics.median(values):.2f}", f"{min(values):.2f}", f"{max(values):.2f}", f"{ratio:.3f}")
@@ -130,7 +139,11 @@ def main() -> None:
     notes = [f"{args.blocks} MLP blocks (d=256, 64 rows), {kind}, {args.device}; {args.rounds} rounds, each with its own "
              "Inductor cache directory and every compile in a fresh process; plain and explorer warm alternate",
              "every warm capture served every graph with the stages of its cold capture" if stages_ok
-             else "some warm capture was not served whole (see the rounds above)"]
+             else "some warm capture was not served whole (see the rounds above)",
+             "a first capture against plain's first compile, both with empty caches (median of rounds): "
+             f"{statistics.median(e / p for e, p in zip(seconds['explorer-first'], seconds['plain-first'])):.3f}; "
+             "against a cold capture: "
+             f"{statistics.median(e / c for e, c in zip(seconds['explorer-first'], seconds['cold'])):.3f}"]
     recording.record(args, [table], device=args.device, notes=notes)
 
 
