@@ -15,7 +15,8 @@ import torch
 
 from .._torch import backend as _backend
 from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
-                      memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx, wrapper_ir)
+                      memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx,
+                      wrapper_ir)
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import progress

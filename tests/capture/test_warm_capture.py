@@ -12,6 +12,7 @@ import gzip
 import io
 from pathlib import Path
 
+import pytest
 import torch
 from rich.console import Console
 
@@ -183,7 +184,6 @@ def test_a_damaged_store_entry_is_captured_cold_again(inductor_cache_dir):
 def test_a_failed_rebuild_leaves_the_module_out_and_says_so(inductor_cache_dir, monkeypatch):
     """A served graph's post-grad GraphModule is traced again when first read; if that fails the warning says
     what is missing and how to get it, and the rest of the graph stays."""
-    import pytest
     from torch._inductor import compile_fx
 
     args = (torch.randn(8, 16), torch.randn(16, 16), torch.randn(16))
