@@ -8,12 +8,21 @@ import statistics
 import torch
 
 
-def plain_cuda_ms(fn, *args, calls: int = 500, loops: int = 3) -> float:
+def plain_cuda_ms(fn, *args, calls: int = 500, loops: int = 3, ramp_ms: float = 200.0) -> float:
     """Milliseconds per call of ``torch.compile(fn)``: CUDA events around ``calls`` back-to-back calls,
-    the median of ``loops`` loops (Dynamo reset after, so the next compile starts clean)."""
+    the median of ``loops`` loops, after ``ramp_ms`` of untimed calls that bring the GPU's clocks up (as
+    ``compiler.runs.call_time`` does; Dynamo reset after, so the next compile starts clean)."""
+    import time
+
     compiled = torch.compile(fn)
+    began = time.perf_counter()
     for _ in range(3):
         compiled(*args)
+    torch.cuda.synchronize()
+    while (time.perf_counter() - began) * 1e3 < ramp_ms:
+        for _ in range(50):
+            compiled(*args)
+        torch.cuda.synchronize()
     times = []
     for _ in range(loops):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

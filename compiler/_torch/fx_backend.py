@@ -7,7 +7,7 @@ launches, extern calls) and returns the callable the compiled function will run.
 subclass whose ``compile_graph`` is a user function, for one block, lets anyone run, rewrite or
 instrument the wrapper graph. On exit the device's previous registration (and its custom pass and
 config) and ``fx_wrapper`` are put back. Kernels compiled in Inductor's compile workers get their Python
-function back on import (``wrapper_fx.kernels_with_python_functions``), which the converter needs.
+function back on import (``wrapper_fx.kernels_with_python_functions``), which launching them from the graph needs.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def fx_wrapper_backend(device: str, compile_graph: Callable[[Any], Callable[...,
         _common.custom_backend_passes.get(device), _common.custom_backend_codegen_configs.get(device),
     )
     try:
-        with _config.patch({"fx_wrapper": True}), kernels_with_python_functions():
+        with _config.patch({"fx_wrapper": True}), kernels_with_python_functions(to_run=True):
             yield UserFxWrapperCodegen
     finally:
         for registry, value in zip(_registries(), saved):

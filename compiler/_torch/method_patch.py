@@ -15,9 +15,9 @@ _INHERITED = object()
 
 
 @contextlib.contextmanager
-def replaced(owner: type, name: str, replacement: Callable[..., Any]) -> Iterator[None]:
+def replaced(owner: Any, name: str, replacement: Callable[..., Any]) -> Iterator[None]:
     """``owner.name`` is ``replacement`` inside the block; afterwards it is what it was (inherited again
-    when ``owner`` did not define it itself)."""
+    when ``owner``, a class, module or object, did not define it itself)."""
     own = owner.__dict__.get(name, _INHERITED)
     setattr(owner, name, replacement)
     try:

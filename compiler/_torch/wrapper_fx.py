@@ -72,8 +72,13 @@ def _kernel_name(node: torch.fx.Node) -> str | None:
         kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
     except Exception:
         return None
-    fn = getattr(kernel, "fn", kernel)  # an Autotuner wraps the JITFunction
-    return getattr(fn, "__name__", None)
+    # A JITFunction keeps its name when its Python function was dropped (kernels from Inductor's compile
+    # workers, read without reloading it); an Autotuner has none of its own and wraps the JITFunction.
+    for candidate in (kernel, getattr(kernel, "fn", None)):
+        name = getattr(candidate, "__name__", None)
+        if isinstance(name, str):
+            return name
+    return None
 
 
 def _kind(node: torch.fx.Node) -> str:
@@ -151,15 +156,27 @@ def _unsupported_kernel(converter: Any, lines: list[Any]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def kernels_with_python_functions(loaded: Mapping[str, Any] | None = None) -> Iterator[None]:
-    """For the block, FxConverter's kernel import gives the kernel of that name in ``loaded`` (what the
-    compiled wrapper holds), else imports it, and gives kernels with their Python function.
+def _hashable_without_function(jit: Any) -> bool:
+    """Whether side-table registration (which hashes the JITFunction) works on this kernel as it is.
 
-    Kernels compiled in Inductor's compile workers come back without it (``prepare_for_pickle`` drops
-    ``JITFunction.fn``), and the converter's ``wrap_triton`` reads it: without this, any compile after
-    the workers are up fails there. The function is reloaded the way Inductor itself does when it needs
-    it again (``_reload_kernel``)."""
+    A kernel built in Inductor's compile workers comes back without its Python function
+    (``prepare_for_pickle`` drops ``JITFunction.fn``), but with the hash Triton computed while compiling it
+    and a fresh hash lock (``restore_after_unpickle``): the hash needs the function only while unset."""
+    return getattr(jit, "hash", None) is not None and getattr(jit, "_hash_lock", None) is not None
+
+
+@contextlib.contextmanager
+def kernels_with_python_functions(loaded: Mapping[str, Any] | None = None, to_run: bool = True) -> Iterator[None]:
+    """For the block, FxConverter's kernel import gives the kernel of that name in ``loaded`` (what the
+    compiled wrapper holds), else imports it, with its Python function where the graph needs it.
+
+    Kernels from Inductor's compile workers come back without it (``prepare_for_pickle`` drops
+    ``JITFunction.fn``); it is reloaded the way Inductor itself does when it needs it again
+    (``_reload_kernel``). A graph that is run (``to_run``: a custom FX wrapper backend) launches the
+    JITFunction, which needs it. A graph only read (the explorer's ``g.wrapper.fx``, whose side-table
+    entries are removed after) needs it only to register a kernel whose hash is unset: reloading every
+    kernel was most of what a process's first conversion added (a 24-block step's first save on an H200,
+    one fresh process each: 2.02 s reloading, 1.26 s not)."""
     converter_class = _converter_class()
     original = getattr(converter_class, "_import_kernel", None)
     loaded = loaded or {}
@@ -174,7 +191,8 @@ def kernels_with_python_functions(loaded: Mapping[str, Any] | None = None) -> It
         elif callable(getattr(kernel, "_ensure_kernel_loaded", None)):
             kernel._ensure_kernel_loaded()
         jit = getattr(kernel, "fn", None)
-        if jit is not None and getattr(jit, "fn", True) is None and callable(getattr(kernel, "_reload_kernel", None)):
+        if (jit is not None and getattr(jit, "fn", True) is None and (to_run or not _hashable_without_function(jit))
+                and callable(getattr(kernel, "_reload_kernel", None))):
             kernel.fn = kernel._reload_kernel().fn
         return kernel
 
@@ -235,19 +253,23 @@ def _allocation_value(node: torch.fx.Node, fake_mode: Any) -> Any:
 
 
 def _view_value(node: torch.fx.Node, fake_mode: Any) -> Any:
-    """``torch.as_strided(base, size, stride, offset)`` run on the base's fake value as the aten op, without
-    the hook's pytree walks and Python dispatcher (which only symbolic sizes need); None where sizes are
-    symbolic or the base has no value."""
+    """``torch.as_strided(base, size, stride, offset)`` on the base's fake value: its meta kernel run on the
+    base as fake dispatch runs it (inside ``in_kernel_invocation_manager``), and the meta result wrapped as
+    a FakeTensor on the base's device, without the dispatch's cache-key hashing, pytree walks and Python
+    dispatcher (which only symbolic sizes need); None where sizes are symbolic or the base has no value."""
+    from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manager
+
     if fake_mode is None or len(node.args) != 4 or node.kwargs:
         return None
     base, size, stride, offset = node.args
     if not (isinstance(base, torch.fx.Node) and _plain_ints(size) and _plain_ints(stride) and type(offset) is int):
         return None
     value = base.meta.get("val")
-    if not isinstance(value, torch.Tensor):
+    if not isinstance(value, FakeTensor) or value.fake_mode is not fake_mode:
         return None
-    with fake_mode:
-        return torch.ops.aten.as_strided.default(value, size, stride, offset)
+    with in_kernel_invocation_manager(fake_mode):
+        meta = torch.ops.aten.as_strided.default(value, size, stride, offset)
+    return FakeTensor(fake_mode, meta, value.device)
 
 
 def _lean_metadata_hook(full: Callable[..., None]) -> Callable[..., None]:
@@ -258,7 +280,7 @@ def _lean_metadata_hook(full: Callable[..., None]) -> Callable[..., None]:
     0.55 of 1.0 s still was, on an H200). A Triton launch (the mutation wrapper) returns nothing, and an
     extern call writing into ``out=`` returns that buffer, whose value the converter set when it allocated
     it: both are set directly. An allocation's value is made from a meta tensor, and a reinterpreting
-    view runs as the aten op on its base's value. Every other node (extern calls that return a new
+    view's from its meta kernel run on its base's value. Every other node (extern calls that return a new
     tensor, symbolic sizes) goes through the hook as before. The values are the hook's own: same shape,
     stride, offset, dtype and device (tests/capture/test_wrapper_fx.py compares them node by node).
     """
@@ -300,13 +322,17 @@ def _lean_metadata() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _as_in_the_compile(planned: PlannedWrapper) -> Iterator[None]:
-    """The graph, fake mode and compile-time tuning setting the compile had when it planned the lines."""
+    """The graph, fake mode and compile-time tuning setting the compile had when it planned the lines; the
+    graph's output names read once (the converter asks for them at each buffer reuse, and torch builds
+    the list again each time: 0.15 of a 24-block step's 2.5 profiled seconds)."""
     from torch._inductor import config
     from torch._inductor.virtualized import V
 
     tuning = ({"triton.autotune_at_compile_time": planned.autotune_at_compile_time}
               if planned.autotune_at_compile_time is not None else {})
-    with V.set_graph_handler(planned.graph), V.set_fake_mode(planned.fake_mode), config.patch(tuning):
+    output_names = planned.graph.get_output_names()
+    with V.set_graph_handler(planned.graph), V.set_fake_mode(planned.fake_mode), config.patch(tuning), \
+            replaced(planned.graph, "get_output_names", lambda: output_names):
         yield
 
 
@@ -331,7 +357,7 @@ def convert(planned: PlannedWrapper, loaded: Mapping[str, Any] | None = None) ->
             refusal = _unsupported_kernel(converter, planned.lines)
             if refusal is not None:
                 return {"status": "unsupported", "reason": refusal}
-            with _kernel_table_restored(), kernels_with_python_functions(loaded), _lean_metadata():
+            with _kernel_table_restored(), kernels_with_python_functions(loaded, to_run=False), _lean_metadata():
                 gm = converter.generate()
                 nodes = _describe(gm)
     except Exception as error:

@@ -96,6 +96,42 @@ def test_wrapper_fx_graph_of_the_transformer_block(block):
     assert (len(kernel_side_table.id_to_kernel), len(kernel_side_table.constant_args)) == tables
 
 
+def test_reading_the_wrapper_as_fx_reloads_no_kernel_from_the_compile_workers():
+    """A kernel built in Inductor's compile workers comes back without its Python function: the worker runs
+    ``prepare_for_pickle``, the parent ``restore_after_unpickle(None)``. Whether a compile's kernels take that
+    path depends on Inductor's caches, so each kernel is put through those two steps here. Reading
+    g.wrapper.fx then registers them by the hash Triton computed and reloads none of them (a reload each
+    was most of a process's first conversion), and every launch is still linked to its kernel."""
+    from compiler.pipeline.assemble import _loaded_kernels
+
+    torch.manual_seed(0)
+    model = workloads.TransformerBlock(dim=384, heads=6).cuda().eval().requires_grad_(False)
+    c = explorer.compile(model, torch.randn(4, 128, 384, device="cuda"), cache=False)
+    g = c.graphs[0]
+    namespace = _loaded_kernels(g.kernels, g.compiled_fn)
+    names = {k.name for k in g.kernels if k.language in ("triton", "template")}
+    assert names and names <= set(namespace), names - set(namespace)
+    reloads, saved = [], {}
+    for name in names:
+        kernel = namespace[name]
+        saved[name] = kernel.prepare_for_pickle(), kernel.__dict__.get("_reload_kernel")
+        kernel.restore_after_unpickle(None)
+        kernel._reload_kernel = lambda: reloads.append(1)
+    try:
+        assert all(namespace[name].fn.fn is None for name in names)
+        fx = g.wrapper.fx
+        assert fx.built, fx.reason
+        assert reloads == [], f"{len(reloads)} of {len(names)} kernels reloaded"
+        assert {n.kernel for n in fx.kind("kernel")} == {k.id for k in g.kernels if k.language in ("triton", "template")}
+    finally:  # Inductor keeps these kernel objects for any later compile of the same source
+        for name, (values, reload) in saved.items():
+            namespace[name].restore_after_unpickle(values)
+            if reload is None:
+                del namespace[name]._reload_kernel
+            else:
+                namespace[name]._reload_kernel = reload
+
+
 def test_wrapper_fx_values_are_the_metadata_hooks_own(monkeypatch):
     """The lean conversion (no fake run for launches, extern outs, allocations and views) gives every node of a
     training step's two wrappers the value torch's own metadata hook gives."""
