@@ -4,16 +4,16 @@ reference the GPU tests and benchmarks/call_time.py hold a sweep's run_ms agains
 from __future__ import annotations
 
 import statistics
+import time
 
 import torch
 
 
 def plain_cuda_ms(fn, *args, calls: int = 500, loops: int = 3, ramp_ms: float = 200.0) -> float:
     """Milliseconds per call of ``torch.compile(fn)``: CUDA events around ``calls`` back-to-back calls,
-    the median of ``loops`` loops, after ``ramp_ms`` of untimed calls that bring the GPU's clocks up (as
-    ``compiler.runs.call_time`` does; Dynamo reset after, so the next compile starts clean)."""
-    import time
-
+    the median of ``loops`` loops, after ``ramp_ms`` of untimed calls (a GPU can run the first calls after
+    a compile slower; ``compiler.runs.call_time`` waits the same; Dynamo reset after, so the next compile
+    starts clean)."""
     compiled = torch.compile(fn)
     began = time.perf_counter()
     for _ in range(3):

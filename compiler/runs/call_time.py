@@ -53,9 +53,9 @@ def timed_loops(loop: Callable[[int], float], calls: int, loops: int, min_loop_m
     if count > calls:
         times = []
     if (clock() - began) * 1e3 < ramp_ms:
+        times = []
         while (clock() - began) * 1e3 < ramp_ms:
             loop(count)
-        times = []
     while len(times) < loops:
         times.append(loop(count))
     return times
