@@ -174,6 +174,71 @@ def test_the_converter_takes_the_kernels_the_compiled_wrapper_loaded(monkeypatch
     assert converter._import_kernel(None, "code", "triton_poi_fused_0") == "fresh triton_poi_fused_0"  # put back
 
 
+class _WorkerJit:
+    """A JITFunction as a compile worker hands it back: no Python function (``prepare_for_pickle``), the hash
+    Triton computed (or none) and a fresh lock; hashed as a JITFunction is, through that hash."""
+
+    def __init__(self, name: str, hash_: str | None):
+        import threading
+
+        self.fn, self.hash, self._hash_lock, self.__name__ = None, hash_, threading.RLock(), name
+
+    def __hash__(self):
+        with self._hash_lock:
+            return hash(self.hash)
+
+
+class _WorkerKernel:
+    """A kernel (CachingAutotuner) as Inductor's compile workers hand it back, around a ``_WorkerJit``."""
+
+    def __init__(self, name: str, hash_: str | None):
+        self.fn = _WorkerJit(name, hash_)
+        self.reloads = 0
+
+    def run(self, *args, **kwargs):
+        raise AssertionError("the converter does not launch kernels")
+
+    def _reload_kernel(self):
+        import types
+
+        self.reloads += 1
+        return types.SimpleNamespace(fn=types.SimpleNamespace(fn=lambda: None, __name__=self.fn.__name__))
+
+
+def test_a_kernel_from_the_workers_is_reloaded_only_where_its_function_is_needed():
+    """Reading the wrapper as FX registers kernels by their hash: one with a hash is taken as loaded, one without
+    is reloaded; a graph that is run (a custom backend) launches them, so each is reloaded there."""
+    from compiler._torch import wrapper_fx
+
+    converter = wrapper_fx._converter_class()
+    hashed, unhashed = _WorkerKernel("triton_poi_fused_0", "a1b2"), _WorkerKernel("triton_poi_fused_1", None)
+    loaded = {"triton_poi_fused_0": hashed, "triton_poi_fused_1": unhashed}
+    with wrapper_fx.kernels_with_python_functions(loaded, to_run=False):
+        for name in loaded:
+            converter._import_kernel(None, "code", name)
+    assert (hashed.reloads, unhashed.reloads) == (0, 1) and hashed.fn.fn is None and unhashed.fn.fn is not None
+    again = _WorkerKernel("triton_poi_fused_0", "a1b2")
+    with wrapper_fx.kernels_with_python_functions({"triton_poi_fused_0": again}, to_run=True):
+        converter._import_kernel(None, "code", "triton_poi_fused_0")
+    assert again.reloads == 1 and again.fn.fn is not None
+
+
+def test_a_launch_is_named_by_its_kernel_without_the_python_function():
+    """The side table holds the JITFunction (or an Autotuner around one); a worker's kernel has lost its Python
+    function, not its name."""
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    from compiler._torch import wrapper_fx
+
+    jit = _WorkerJit("triton_per_fused_1", "c3d4")
+    autotuner = type("Autotuner", (), {})()
+    autotuner.fn = jit
+    graph = torch.fx.Graph()
+    with wrapper_fx._kernel_table_restored():
+        launches = [graph.call_function(print, kwargs={"kernel_idx": kernel_side_table.add_kernel(kernel)})
+                    for kernel in (jit, autotuner)]
+        assert [wrapper_fx._kernel_name(node) for node in launches] == ["triton_per_fused_1"] * 2
+
 def project(x, w1, w2):
     return (x @ w1) @ w2.t()
 
