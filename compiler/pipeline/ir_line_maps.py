@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from typing import Any, Callable
 
+from ..model.kernel_file import source_offset
 from ..model.kernel_ir import STAGES, KernelIR
 
 STAGE_LIMIT = 400_000  # characters kept per stage
@@ -161,19 +162,6 @@ def line_map(stage: str, text: str, source_file: str, offset: int, source_lines:
         line = next((number - offset for file, number in locs if _same_file(file, source_file)), None)
         out.append(line if line is not None and 0 < line <= source_lines else None)
     return out
-
-
-def source_offset(file_text: str | None, kernel_source: str, kernel_name: str) -> int | None:
-    """How many lines of Triton's source file come before the kernel's own first line."""
-    if not file_text:
-        return None
-    at = file_text.find(kernel_source)
-    if at >= 0:
-        return file_text[:at].count("\n")
-    def_line = re.compile(rf"^\s*def {re.escape(kernel_name)}\(")
-    in_file = next((i for i, line in enumerate(file_text.splitlines()) if def_line.match(line)), None)
-    in_kernel = next((i for i, line in enumerate(kernel_source.splitlines()) if def_line.match(line)), None)
-    return None if in_file is None or in_kernel is None else in_file - in_kernel
 
 
 # ---------------------------------------------------------------------------------------- building

@@ -205,8 +205,10 @@ def _read(ncu: str, report_path: Path | None, chosen: list[Any], job: list[dict[
             continue
         graph = kernel.graph.id if kernel.graph else None
         if index in triton:
+            lines_above = outcome.get("lines_above")  # None: the source was not found in the file (matched by text)
             counters.append(ncu_report.kernel_counters(rows[triton[index]], pages[index], kernel.id, graph,
-                                                       outcome.get("file"), kernel.source, kernel.language))
+                                                       outcome.get("file") if lines_above is not None else None,
+                                                       kernel.source, kernel.language, lines_above or 0))
         else:
             launches = [ncu_report.kernel_counters(rows[p], None, kernel.id, graph, language="extern")
                         for p in by_item[index]]

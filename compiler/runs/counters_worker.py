@@ -11,8 +11,9 @@ cuDNN create their handles, pick their algorithms and allocate their workspaces)
 tell which item each profiled launch belongs to.
 
 - A Triton kernel (``"kind": "triton"``) is loaded from its captured source; the benchmark harness
-  Inductor writes into it makes inputs of the real shapes and strides. The source is loaded from a file
-  whose text is the kernel's source, so ncu's source page lines are the kernel's own line numbers.
+  Inductor writes into it makes inputs of the real shapes and strides. The file it is loaded from holds
+  the kernel's source, possibly below blank lines (Inductor's own file of it, which PyCodeCache reuses);
+  the outcome says how many, so the parent reads ncu's source page lines as the kernel's own lines.
 - An extern kernel (``"kind": "extern"``) is called as the wrapper calls it: the same callee
   (``extern_kernels.mm``, ``torch.ops.aten._scaled_dot_product_efficient_attention.default``...) on
   seeded random tensors of the captured shapes, strides and dtypes, on the GPU (``call``: see
@@ -32,13 +33,19 @@ from typing import Any
 SEED = 1234
 
 
-def _triton_call(item: dict[str, Any]) -> tuple[Callable[[], Any], str | None]:
+def _triton_call(item: dict[str, Any]) -> tuple[Callable[[], Any], dict[str, Any]]:
+    """The kernel's call on seeded inputs, and where its source lines are: the file ncu's source page will
+    name, and how many lines that file has above the source (Inductor's own file of the kernel has one:
+    ``compiler/model/kernel_file.py``)."""
     from .._torch import runtime
+    from ..model.kernel_file import source_offset
 
     module = runtime.load_kernel_module(item["source"])
     runtime.rand_strided_seeded(SEED)
     args = module.get_args()
-    return (lambda: module.call(args)), getattr(module, "__file__", None)
+    file = getattr(module, "__file__", None)
+    lines_above = source_offset(Path(file).read_text(), item["source"], item.get("name", "")) if file else None
+    return (lambda: module.call(args)), {"file": file, "lines_above": lines_above}
 
 
 def _callee(name: str) -> Callable[..., Any]:
@@ -97,9 +104,9 @@ def profile_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for item in kernels:
         try:
             if item.get("kind", "triton") == "extern":
-                call, file = _extern_call(item), None
+                call, where = _extern_call(item), {}
             else:
-                call, file = _triton_call(item)
+                call, where = _triton_call(item)
             call()  # compiles, autotunes, creates library handles and workspaces: not profiled
             torch.cuda.synchronize()
             torch.cuda.profiler.start()
@@ -112,7 +119,7 @@ def profile_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if item.get("range"):
                     torch.cuda.nvtx.range_pop()
                 torch.cuda.profiler.stop()
-            done.append({"id": item["id"], "ok": True, "file": file})
+            done.append({"id": item["id"], "ok": True, **where})
         except Exception as error:  # one kernel failing leaves the others measurable
             done.append({"id": item["id"], "ok": False, "error": f"{type(error).__name__}: {error}",
                          "traceback": traceback.format_exc(limit=3)})

@@ -142,9 +142,9 @@ def source_blocks(text: str) -> list[tuple[str, list[list[str]], list[str]]]:
 
 
 def _own_file(blocks: list[tuple[str, list[list[str]], list[str]]], kernel_file: str | None,
-              kernel_source: str | None) -> str | None:
+              kernel_source: str | None, lines_above: int) -> str | None:
     """Which block is the kernel's own source: the worker's file when named, else the block whose lines
-    read as the kernel source's lines."""
+    read as the kernel source's lines (``lines_above`` the source in its file)."""
     paths = [path for path, _, _ in blocks]
     if kernel_file in paths:
         return kernel_file
@@ -153,8 +153,8 @@ def _own_file(blocks: list[tuple[str, list[list[str]], list[str]]], kernel_file:
     source = [line.strip() for line in kernel_source.splitlines()]
     best, best_score = None, 0.0
     for path, rows, _ in blocks:
-        matched = sum(1 for row in rows if 0 < int(number(row[0])) <= len(source)
-                      and source[int(number(row[0])) - 1] == row[1].strip())
+        matched = sum(1 for row in rows if 0 < (at := int(number(row[0])) - lines_above) <= len(source)
+                      and source[at - 1] == row[1].strip())
         score = matched / len(rows) if rows else 0.0
         if score > best_score:
             best, best_score = path, score
@@ -164,11 +164,13 @@ def _own_file(blocks: list[tuple[str, list[list[str]], list[str]]], kernel_file:
 _STALL = re.compile(r"^stall_(\w+)$")
 
 
-def source_lines(text: str, kernel_file: str | None = None, kernel_source: str | None = None) -> list[LineCounters]:
+def source_lines(text: str, kernel_file: str | None = None, kernel_source: str | None = None,
+                 lines_above: int = 0) -> list[LineCounters]:
     """Per source line: stall samples (all, not issued, by reason) and instructions executed. Lines of
-    the kernel's own file get ``file=None``; inlined library lines keep their path."""
+    the kernel's own file get ``file=None`` and the kernel source's line numbers (the file's less
+    ``lines_above``, the lines it has above the source); inlined library lines keep their path and number."""
     blocks = source_blocks(text)
-    own = _own_file(blocks, kernel_file, kernel_source)
+    own = _own_file(blocks, kernel_file, kernel_source, lines_above)
     lines: list[LineCounters] = []
     for path, rows, header in blocks:
         col = {name: i for i, name in enumerate(header)}
@@ -183,7 +185,7 @@ def source_lines(text: str, kernel_file: str | None = None, kernel_source: str |
 
             stalls = {reason: at(i) for reason, i in reasons.items() if at(i)}
             lines.append(LineCounters(
-                line=int(number(row[0])), file=None if path == own else path,
+                line=int(number(row[0])) - (lines_above if path == own else 0), file=None if path == own else path,
                 samples=at(col["Warp Stall Sampling (All Samples)"]),
                 not_issued=at(col.get("Warp Stall Sampling (Not-issued Samples)", len(row))),
                 instructions=at(col["Instructions Executed"]), stalls=stalls, text=row[1].strip()))
@@ -192,9 +194,9 @@ def source_lines(text: str, kernel_file: str | None = None, kernel_source: str |
 
 def kernel_counters(raw_row: dict[str, tuple[str, str]], source_text: str | None, kernel: str,
                     graph: str | None = None, kernel_file: str | None = None,
-                    kernel_source: str | None = None, language: str = "triton") -> KernelCounters:
+                    kernel_source: str | None = None, language: str = "triton", lines_above: int = 0) -> KernelCounters:
     """KernelCounters of one launch from its raw-page row and its source page (None: no line figures)."""
-    lines = source_lines(source_text, kernel_file, kernel_source) if source_text else []
+    lines = source_lines(source_text, kernel_file, kernel_source, lines_above) if source_text else []
     return KernelCounters(kernel=kernel, graph=graph, lines=lines, language=language, **kernel_figures(raw_row))
 
 

@@ -20,6 +20,7 @@ from compiler.model import progress, provenance
 from compiler.model.counters import CountersReport, KernelCounters
 from compiler.model.errors import CountersUnavailable
 from compiler.runs import counters as counters_run
+from compiler.model.kernel_file import source_offset
 from compiler.runs import counters_job, ncu_report
 from tests import fake_ncu as fake_ncu_module
 from tests import paths
@@ -80,6 +81,32 @@ def test_line_figures_sum_to_the_kernel_and_own_lines_are_the_kernels_source(par
             assert sources[k.name][line.line - 1].strip() == line.text
     softmax = next(k for k in parsed if "softmax" in k.name)
     assert any(line.file and line.file.endswith("triton_helpers.py") for line in softmax.lines)  # inlined helpers kept apart
+
+
+@pytest.mark.parametrize("named_file", [True, False], ids=["worker-names-the-file", "file-found-by-its-text"])
+def test_own_lines_are_the_captured_sources_when_the_loaded_file_has_a_line_above_it(named_file):
+    """PyCodeCache can load a kernel from Inductor's own file of it, which holds the captured source one
+    line lower (Inductor's text starts with a newline): ncu's lines are the file's, and shifted by the
+    lines above the source they read as the captured source's, whether the worker names the file or
+    the file is recognised by its text."""
+    row = ncu_report.raw_rows(_text("raw.csv.gz"))[0]
+    name = row["Kernel Name"][0]
+    page = _text("src_cuda_sass.0.csv.gz")
+    file_text = next(p for p in KERNEL_FILES if p.name.split(".")[1] == name).read_text()
+    captured = file_text.split("\n", 1)[1]  # the file holds the captured source one line lower
+    lines_above = source_offset(file_text, captured, name)
+    assert lines_above == 1
+    (own_path,) = [path for path, _, _ in ncu_report.source_blocks(page) if path.startswith("<inductor-cache>")]
+    file = own_path if named_file else None
+    k = ncu_report.kernel_counters(row, page, name, kernel_file=file, kernel_source=captured, lines_above=lines_above)
+    in_file = ncu_report.kernel_counters(row, page, name, kernel_file=file, kernel_source=file_text)
+    assert k.own_lines and [line.line for line in k.own_lines] == [line.line - 1 for line in in_file.own_lines]
+    assert all(captured.splitlines()[line.line - 1].strip() == line.text for line in k.own_lines)
+    unshifted = ncu_report.kernel_counters(row, page, name, kernel_file=file, kernel_source=captured)
+    if named_file:  # the file's own numbers, read as the captured source's: the wrong lines
+        assert any(captured.splitlines()[line.line - 1].strip() != line.text for line in unshifted.own_lines)
+    else:  # no block reads as the captured source: no own line at all
+        assert not unshifted.own_lines
 
 
 def test_bound_by_follows_the_stated_rule(parsed):
