@@ -48,7 +48,7 @@ def _point_ratios(two: explorer.Sweep, one: explorer.Sweep, measure: str) -> lis
             if getattr(a, measure) and getattr(b, measure)]
 
 
-def sweeps(args: argparse.Namespace, failures: list[str]) -> list[recording.Table]:
+def sweeps(args: argparse.Namespace, failures: list[str], notes: list[str]) -> list[recording.Table]:
     torch.manual_seed(0)
     model = workloads.TransformerBlock(args.dim, args.heads).cuda().requires_grad_(False)
     explorer.start_sweep_workers(workers=2, wait=True)
@@ -57,11 +57,14 @@ def sweeps(args: argparse.Namespace, failures: list[str]) -> list[recording.Tabl
     with torch.no_grad():
         for round_ in range(args.rounds):
             x = torch.randn(args.batch, args.seq - 16 * round_, args.dim, device="cuda")
-            one_s, one = _sweep(model, x, 1, args.runs)
-            two_s, two = _sweep(model, x, 2, args.runs)
-            walls[1].append(one_s)
-            walls[2].append(two_s)
-            pairs.append((two, one))
+            order = (1, 2) if round_ % 2 == 0 else (2, 1)  # neither sweep always runs on the other's leftovers
+            done = {workers: _sweep(model, x, workers, args.runs) for workers in order}
+            for workers, (seconds, _) in done.items():
+                walls[workers].append(seconds)
+            pairs.append((done[2][1], done[1][1]))
+            notes.append(f"round {round_ + 1} ({' then '.join(f'{w} GPU' for w in order)}): one GPU {walls[1][-1]:.2f} s, "
+                         f"two GPUs {walls[2][-1]:.2f} s ({walls[2][-1] / walls[1][-1]:.3f}x)")
+            print(notes[-1], flush=True)
     one_s, two_s = statistics.median(walls[1]), statistics.median(walls[2])
     table = recording.Table(["sweep (8 points)", "wall s", "/ one GPU", "target", "rows ok", "GPUs the rows ran on"])
     two, one = pairs[-1]
@@ -162,12 +165,13 @@ def main() -> None:
         raise SystemExit(f"needs 2 GPUs, this machine has {torch.cuda.device_count()}")
     explorer.progress.off()
     failures: list[str] = []
-    tables = [*sweeps(args, failures), oom_sweep(args, failures), two_ranks(failures)]
+    rounds: list[str] = []
+    tables = [*sweeps(args, failures, rounds), oom_sweep(args, failures), two_ranks(failures)]
     explorer.close_sweep_workers()
     names = ", ".join(sorted({torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())}))
     recording.record(args, tables, device="cuda", notes=[
         f"{torch.cuda.device_count()} x {names}; GPT block dim {args.dim}, x ({args.batch}, {args.seq}, {args.dim}), "
-        f"inference; medians of {args.rounds} alternating rounds", *(f"missed: {f}" for f in failures)])
+        f"inference; medians of {args.rounds} alternating rounds", *rounds, *(f"missed: {f}" for f in failures)])
     if failures:
         raise SystemExit("missed: " + "; ".join(failures))
 
