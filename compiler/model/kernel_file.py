@@ -13,7 +13,8 @@ import re
 
 
 def source_offset(file_text: str | None, kernel_source: str, kernel_name: str) -> int | None:
-    """How many lines of Triton's source file come before the kernel's own first line."""
+    """How many lines of the file come before the kernel's own first line: where the source appears in it,
+    else where its ``def`` does (None: neither is found)."""
     if not file_text:
         return None
     at = file_text.find(kernel_source)

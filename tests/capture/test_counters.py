@@ -19,8 +19,8 @@ import explorer
 from compiler.model import progress, provenance
 from compiler.model.counters import CountersReport, KernelCounters
 from compiler.model.errors import CountersUnavailable
-from compiler.runs import counters as counters_run
 from compiler.model.kernel_file import source_offset
+from compiler.runs import counters as counters_run
 from compiler.runs import counters_job, ncu_report
 from tests import fake_ncu as fake_ncu_module
 from tests import paths
