@@ -61,9 +61,10 @@ def test_a_toggle_that_stops_vectorizing_is_found():
 
 
 def test_a_program_as_fast_as_its_baseline_is_not_bisected():
-    # the same kernels both ways: only noise differs, so the threshold is far above it
+    # the same kernels both ways: only noise differs, so the threshold is far above it (2.0 was not, once:
+    # under torch 2.11's CUDA build on the two-core machine, with the other test worker busy beside it)
     r = explorer.bisect(transcendental, torch.rand(512, 512), check="slower", slower_than={"comment_origin": True},
-                        threshold=2.0)
+                        threshold=4.0)
     assert r.status == "matches" and [t.outcome for t in r.trials] == ["measured", "good"], r
 
 
