@@ -103,7 +103,9 @@ class SessionView:
     def _switch(self, new: Any, *, cached: bool, started: float) -> None:
         previous, self.entry = self.entry, new
         d = diff(previous.compilation, new.compilation) if previous is not None and previous is not new else None
-        with self.widget.hold_trait_notifications():
+        # one message to the browser: sent trait by trait, a redraw between them showed the new status
+        # beside the old toggles (a box just unticked, ticked again until its own message came)
+        with self.widget.hold_sync(), self.widget.hold_trait_notifications():
             self.widget.show_payload(new.compilation.trace_view())
             self.widget.diff = d.to_json() if d is not None else {}
             source = "from the session cache" if cached else f"recompiled in {new.seconds:.2f} s"
