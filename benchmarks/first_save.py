@@ -1,7 +1,7 @@
 """The first ``c.save()`` of a training step of N transformer blocks, each in a fresh process with empty caches.
 
 The first save of a capture pays for the views built only when asked for (the wrapper read as an FX
-graph, the memory plan), so it is what a user waits for after ``explorer.compile``. One process per
+graph, each kernel's Triton IR and its line maps), so it is what a user waits for after ``explorer.compile``. One process per
 sample: a later capture in the same process finds Triton's and Inductor's caches warm and its kernels
 loaded differently, so only a fresh process with empty caches measures the first save a user sees.
 Each child captures (``cache=False``), then saves twice; the parent prints the median, min and max
