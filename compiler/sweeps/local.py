@@ -63,10 +63,10 @@ SHARED_CORE_VARIABLES = ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")
 def _core_share(workers: int) -> dict[str, str]:
     """GPU workers on one host each get their share of the cores for Inductor's compile pool and CPU
     threads: left at Inductor's default, every worker starts a compile process per core, and two workers
-    compiling at once each ran their compiles about 1.4x slower (8 points on 2 x H200: two GPUs 0.67x one
-    GPU's time; with the cores split, 0.52). ``workers`` is at least the GPU count whatever the sweep's
-    width, so a one-GPU sweep finds the workers ``start_sweep_workers()`` started for every GPU. A value
-    the user set in the environment wins."""
+    compiling at once each ran their compiles about 1.4x slower (benchmarks/two_gpus.py, 8 points on 2 x
+    H200: two GPUs took 0.67x one GPU's time; with the cores split, 0.54). ``workers`` is at least the
+    GPU count whatever the sweep's width, so a one-GPU sweep finds the workers ``start_sweep_workers()``
+    started for every GPU. A value the user set in the environment wins."""
     if workers < 2:
         return {}
     share = str(max(1, _cores() // workers))
