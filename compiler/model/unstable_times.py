@@ -9,6 +9,7 @@ runs. Nothing in the figures themselves says so; these notes do.
 
 from __future__ import annotations
 
+import os
 from typing import Mapping, Sequence
 
 SPREAD_RATIO = 2.0  # a kernel whose slowest run is more than this times its fastest gets a note
@@ -40,6 +41,14 @@ def spread_note(samples: Mapping[str, Sequence[float]], device: str) -> str | No
     count = "1 kernel's time" if len(spread) == 1 else f"{len(spread)} kernels' times"
     return (f"{count} varied more than {SPREAD_RATIO:g}x between runs ({named}{more}): the figures are not the "
             f"kernels' own; {cause}.")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system has one (a container's or a
+    ``taskset``'s limit, which ``os.cpu_count()`` ignores), else the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def thread_note(threads: int, cores: int) -> str | None:

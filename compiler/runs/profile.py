@@ -25,7 +25,6 @@ the kernels that have such links.
 from __future__ import annotations
 
 import bisect
-import os
 import time
 from collections import defaultdict
 from typing import Any, Iterable
@@ -36,7 +35,7 @@ from .._torch import profiling, runtime
 from ..model import progress, provenance, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
-from ..model.unstable_times import spread_note, thread_note
+from ..model.unstable_times import spread_note, thread_note, usable_cores
 from . import replay
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
@@ -230,8 +229,7 @@ def cpu_thread_notes(device: str) -> list[str]:
     commonest reason a CPU kernel's time swings between runs."""
     if not device.startswith("cpu"):
         return []
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
-    note = thread_note(torch.get_num_threads(), cores)
+    note = thread_note(torch.get_num_threads(), usable_cores())
     return [note] if note else []
 
 

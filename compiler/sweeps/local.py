@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ..model.unstable_times import usable_cores
 from . import channel, timing_lock
 from .worker_process import WorkerProcess, import_paths
 from .points import Point
@@ -49,14 +50,6 @@ def gpu_ids() -> list[str]:
     return names[:count]
 
 
-def _cores() -> int:
-    """The CPUs this process may run on (its affinity, as Inductor counts them for its compile workers)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 SHARED_CORE_VARIABLES = ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")
 
 
@@ -69,7 +62,7 @@ def _core_share(workers: int) -> dict[str, str]:
     started for every GPU. A value the user set in the environment wins."""
     if workers < 2:
         return {}
-    share = str(max(1, _cores() // workers))
+    share = str(max(1, usable_cores() // workers))
     return {name: share for name in SHARED_CORE_VARIABLES if name not in os.environ}
 
 
@@ -84,7 +77,7 @@ def slots(gpu: bool, workers: int | None) -> list[Slot]:
         share = _core_share(max(count, len(ids)))
         return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": ids[i % len(ids)], **share}) for i in range(count)]
     count = workers or 2
-    threads = str(max(1, _cores() // count))
+    threads = str(max(1, usable_cores() // count))
     lock = {timing_lock.ENV: timing_lock.path_for(os.getpid())} if count > 1 else {}
     return [Slot(f"w{i}", {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, **lock}) for i in range(count)]
 

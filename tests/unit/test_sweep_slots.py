@@ -13,7 +13,7 @@ SHARED = local.SHARED_CORE_VARIABLES
 @pytest.fixture
 def two_gpus_32_cores(monkeypatch):
     monkeypatch.setattr(local, "gpu_ids", lambda: ["0", "1"])
-    monkeypatch.setattr(local, "_cores", lambda: 32)
+    monkeypatch.setattr(local, "usable_cores", lambda: 32)
     for name in SHARED:
         monkeypatch.delenv(name, raising=False)
 
