@@ -22,6 +22,9 @@ def profile_to_json(p: Profile) -> dict[str, Any]:
                      "fraction": p.fraction.get(key, 0.0)} for key, ref in p.kernels.items()],
         "post_grad_ms": p.post_grad_ms, "fx_node_ms": p.fx_node_ms,
         "line_ms": [[file, line, ms] for (file, line), ms in p.line_ms.items()],
+        # what each line called included (a model's call site holds all of it): the views' totals
+        "line_total_ms": [[file, line, ms] for (file, line), ms in
+                          (p.line_total_ms.items() if p.compilation is not None else ())],
         "timeline": p.timeline, "notes": list(p.notes),
     }
 

@@ -98,6 +98,8 @@ class Compilation(Rendered):
         from .timings import CompileTimings  # torch's nested timers, saying so in their repr
 
         self.timings = CompileTimings(self.timings)
+        for profile in self.profiles:
+            profile.compilation = self
         for graph in self.graphs:
             graph.library_files = self.library_files
             graph.compilation = self
@@ -194,6 +196,7 @@ class Compilation(Rendered):
         """Run the compiled function ``runs`` times under torch.profiler (after ``warmup`` runs) and
         attribute the time to kernels, nodes and source lines; the Profile is kept in ``profiles``."""
         result = slots.profile(self, runs=runs, warmup=warmup)
+        result.compilation = self
         self.profiles.append(result)
         return result
 
@@ -220,13 +223,16 @@ class Compilation(Rendered):
         """Hardware counters (Nsight Compute) of GPU kernels, Triton and extern (cuBLAS, cuDNN, attention)
         alike: per kernel the speed-of-light throughputs, bandwidths, occupancy, resources and what bounds
         it; per Triton kernel line the warp stalls by reason, rolled up to post-grad nodes, FX nodes and
-        your lines (an extern kernel's samples go whole to its nodes). ``kernels``: Kernel objects or ids
+        your lines (an extern kernel's samples go whole to its nodes); the profiles' node and line times of the
+        measured kernels are then split by those samples. ``kernels``: Kernel objects or ids
         (default: the ``top`` slowest of the newest profile, or the first ``top`` GPU kernels without one).
         Each kernel runs in a worker process under ``ncu`` on inputs of its real shapes (GPU with Nsight
         Compute); an extern call's device kernels are measured together. The CountersReport is kept in
         ``counter_reports``."""
         report = slots.counters(self, kernels=kernels, top=top)
         self.counter_reports.append(report)
+        for profile in self.profiles:  # the measured kernels now divide their time by their lines' samples
+            profile.respread()
         return report
 
     def repro(self, directory: str | Path, *, overwrite: bool = False) -> list[Path]:

@@ -30,7 +30,7 @@ class FxNode(Rendered):
     dtype: str | None = None
     inputs: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
-    user_line: tuple[str, int] | None = None  # (filename, lineno): see compiler.pipeline.frames.best_line
+    user_line: tuple[str, int] | None = None  # (filename, lineno) at the source depth: compiler/model/lines.py
     stack: list[tuple[str, int, str]] = field(default_factory=list)  # every frame, outermost first
     module: str | None = None  # path of the innermost nn.Module it was traced in ("" for the root module)
     subgraph: str | None = None  # path of the higher-order op's body holding it; None in the main graph

@@ -62,7 +62,7 @@ def fx_stage(stage: str, gm: torch.fx.GraphModule | None) -> FxStage:
                     dtype=dtype,
                     inputs=[qualified(path, n.name) for n in node.all_input_nodes],
                     users=[qualified(path, n.name) for n in node.users],
-                    user_line=frames.best_line(stack),
+                    user_line=frames.source_line(stack),
                     stack=stack,
                     subgraph=path or None,
                     module=fx_meta.module_path(node),

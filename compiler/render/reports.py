@@ -13,6 +13,7 @@ from ..model.formatting import where
 from ..model.numerics import KernelNumerics, NumericsReport
 from ..model.profile import Profile
 from ..model.slots import html_of, rich_of
+from . import call_tree
 from .core import table_html
 
 _TOP = 15
@@ -49,7 +50,9 @@ def _(p: Profile) -> Any:
                 f"wall {p.wall_ms:.4f} ms", style="bold")
     rest = ", ".join(f"{name} {ms:.4f}" for name, ms in list(p.unattributed.items())[:5])
     note = Text(f"unattributed {p.unattributed_ms:.4f} ms" + (f": {rest}" if rest else ""), style="dim")
-    return Group(head, kernels, lines, note, *(Text(f"note: {n}", style="yellow") for n in p.notes))
+    tree = call_tree.rendered(p)
+    return Group(head, kernels, lines, *([tree] if tree is not None else []), note,
+                 *(Text(f"note: {n}", style="yellow") for n in p.notes))
 
 
 @html_of.register

@@ -19,6 +19,7 @@ from rich.text import Text
 from ..model.compilation import Compilation
 from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
+from . import call_tree
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
 FUSIONS_SHOWN = 6
@@ -53,6 +54,9 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
         parts += _fusions(graph)
         if kernels_shown:
             parts.append(_kernels(c, graph, profile, kernels_shown))
+    tree = call_tree.rendered(profile) if profile is not None and kernels_shown else None
+    if tree is not None:
+        parts += [Text(""), tree]
     return Group(*parts)
 
 
@@ -144,8 +148,9 @@ def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> T
 
 
 def _line(c: Compilation, kernel: Kernel) -> str:
-    """``file.py:12  source text`` of the kernel's first line in the user's own code (else its first line)."""
-    own = [u for u in kernel.user_lines if u[0] not in c.library_files] or kernel.user_lines[:1]
+    """``file.py:12  source text`` of the kernel's first line that is neither torch's nor the standard library's:
+    your line, or a library model's own (else its first line)."""
+    own = [u for u in kernel.user_lines if c.library_files.get(u[0]) not in ("torch", "python")] or kernel.user_lines[:1]
     if not own:
         return kernel.provenance_note or "-"
     file, line = own[0]

@@ -114,7 +114,7 @@ export function measureRows(reports, graph, sel) {
     case "fx":
     case "post_grad": {
       const name = String(sel.id);
-      rows = timeRows(reports.nodeTimes(graph, sel.kind).get(name), total, " (its kernels' time, shared evenly)");
+      rows = timeRows(reports.nodeTimes(graph, sel.kind).get(name), total, " (its kernels' time, split by what each node costs)");
       const err = reports.nodeErrors(graph, sel.kind).get(name);
       if (err !== undefined) rows.push(kv("error", `max rel ${formatError(err)} (worst buffer of its kernels)`, "ie-measure-error"));
       const stalls = reports.nodeStalls(graph, sel.kind).get(name);
@@ -122,7 +122,9 @@ export function measureRows(reports, graph, sel) {
       break;
     }
     case "user_line": {
-      rows = timeRows(reports.lineMs(sel.id, sel.line), total, " (all graphs)");
+      rows = timeRows(reports.lineMs(sel.id, sel.line), total, " on the ops it traced itself (all graphs)");
+      const below = reports.lineTotalMs(sel.id, sel.line);
+      if (below !== null && below > (reports.lineMs(sel.id, sel.line) || 0)) rows.push(...timeRows(below, total, " with every line it called"));
       const samples = reports.lineSamples(sel.id, sel.line);
       if (samples !== null) rows.push(kv("stalls", `${Math.round(samples)} warp stall samples in the kernels it became`, "ie-measure-stalls"));
       break;
@@ -143,7 +145,9 @@ export function lineHeatGutter(reports, file, line) {
   }
   if (!reports || !reports.hasTime) return null;
   const ms = reports.lineMs(file, line);
-  if (ms === null) return h("span", { class: "ie-heat-gutter" });
-  const color = heatColor("time", heatLevel("time", ms, reports.maxLineMs) ?? 0);
-  return h("span", { class: "ie-heat-gutter ie-heat", style: `background: ${color}`, title: `${formatMs(ms)} ms per run`, "data-ms": String(ms) });
+  const below = reports.lineTotalMs(file, line);
+  if (ms === null && below === null) return h("span", { class: "ie-heat-gutter" });
+  const color = heatColor("time", heatLevel("time", ms || 0, reports.maxLineMs) ?? 0);
+  const title = `${formatMs(ms || 0)} ms per run${below !== null && below > (ms || 0) ? ` · ${formatMs(below)} ms with what it called` : ""}`;
+  return h("span", { class: "ie-heat-gutter ie-heat", style: `background: ${color}`, title, "data-ms": String(ms || 0) });
 }

@@ -37,6 +37,13 @@ const byGraphKernel = (rows) => {
   return map;
 };
 
+/** userLineKey -> ms of a profile's `[[file, line, ms]]` rows. */
+function lineMap(rows) {
+  const map = new Map();
+  for (const row of list(rows)) if (Array.isArray(row) && row.length >= 3) map.set(userLineKey(row[0], row[1]), num(row[2]));
+  return map;
+}
+
 /** Line number -> counters of one kernel's own source lines (library lines inlined into it are left out). */
 function ownLines(row) {
   const lines = new Map();
@@ -64,10 +71,8 @@ export class Reports {
     this.report = this.numericsIdx >= 0 ? obj(this.numerics[this.numericsIdx]) : null;
     this._kernelTime = byGraphKernel(this.profile && this.profile.kernels);
     this._kernelError = byGraphKernel(this.report && this.report.kernels);
-    this._lineMs = new Map();
-    for (const row of list(this.profile && this.profile.line_ms)) {
-      if (Array.isArray(row) && row.length >= 3) this._lineMs.set(userLineKey(row[0], row[1]), num(row[2]));
-    }
+    this._lineMs = lineMap(this.profile && this.profile.line_ms);
+    this._lineTotalMs = lineMap(this.profile && this.profile.line_total_ms);
     this.firstDivergent = this._firstDivergent();
   }
 
@@ -175,6 +180,12 @@ export class Reports {
   /** ms per run spent on one user line (summed over graphs), or null. */
   lineMs(file, line) {
     const v = this._lineMs.get(userLineKey(file, line));
+    return v === undefined ? null : v;
+  }
+
+  /** ms per run of one line with everything it called included (a model's call site: all of it), or null. */
+  lineTotalMs(file, line) {
+    const v = this._lineTotalMs.get(userLineKey(file, line));
     return v === undefined ? null : v;
   }
 
