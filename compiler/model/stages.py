@@ -55,8 +55,17 @@ class FxStage(LazyFields, Rendered):
     # Set by a warm capture that was served a graph: rebuilds ``module`` (Inductor's post-grad passes run
     # again) when it is first read, since a capture served from the cache never needs it unless it runs.
     module_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    # A live capture prints the graph as code when ``code`` is first read: printing a large model's graphs
+    # costs a second of its capture, and most are only ever saved, if that.
+    code_pending: Callable[[], str] | None = field(default=None, repr=False, compare=False)
     _lazy_fields: ClassVar[frozenset[str]] = frozenset({"module"})
     _pending_field: ClassVar[str] = "module_pending"
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "code" and object.__getattribute__(self, "code_pending") is not None:
+            object.__setattr__(self, "code", object.__getattribute__(self, "code_pending")())
+            object.__setattr__(self, "code_pending", None)
+        return super().__getattribute__(name)
 
     def _fill(self, built: Any) -> None:
         object.__setattr__(self, "module", built)

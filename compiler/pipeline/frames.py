@@ -71,9 +71,11 @@ def without_entry(frames: list[Frame]) -> list[Frame]:
     return [f for f in frames if not is_entry(f[0])]
 
 
-def source_line(frames: list[Frame]) -> tuple[str, int] | None:
-    """A node's line (see the module docstring), read with this process's installed packages."""
-    return lines.source_line(frames, library_of)
+@lru_cache(maxsize=16384)
+def source_line(frames: tuple[Frame, ...]) -> tuple[str, int] | None:
+    """A node's line (see the module docstring), read with this process's installed packages. The nodes of one
+    line share their stack, and a library model's stacks are deep: each stack is read once."""
+    return lines.source_line(list(frames), library_of)
 
 
 def best_line(frames: list[Frame]) -> tuple[str, int] | None:

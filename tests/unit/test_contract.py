@@ -164,7 +164,8 @@ def test_schema_md_check_finds_a_missing_field(monkeypatch):
 # Fields that never reach a trace, and why. Every other field of these classes must survive a round trip.
 NOT_SAVED = {
     FxStage: {"stage": "the key it is saved under ('fx' / 'post_grad')", "module": "a live GraphModule",
-              "module_pending": "a live rebuilder of that GraphModule"},
+              "module_pending": "a live rebuilder of that GraphModule",
+              "code_pending": "a live printer of that GraphModule, run when code is first read"},
     Kernel: {"graph": "the GraphCapture holding it"},
     Wrapper: {"fx_pending": "a live converter, run before saving"},
     GraphCapture: {"compiled_fn": "a live callable", "compilation": "the Compilation holding it",
