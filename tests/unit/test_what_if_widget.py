@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from compiler.model.diff import GraphDiff, KernelChange
-from compiler.model.what_if import FusionEdit, KernelSide, Side, WhatIf, WhatIfError
+from compiler.model.what_if import KernelSide, Side, WhatIf, WhatIfError
+from compiler.model.what_if_edits import UnfuseEdit
 from widgets.what_if_payload import what_if_payload
 from widgets.widget import ExplorerWidget
 from tests.paths import FIXTURES
@@ -21,8 +22,8 @@ GROUP = "op1_op2_op3_op4"
 
 def _what_if() -> WhatIf:
     """softmax_like unfused: one kernel before, two after (the second moves the sum's result again)."""
-    edit = FusionEdit("unfuse", 0, (("op0",), ("op1",)), (frozenset(), frozenset()), frozenset(),
-                      f"unfusing {GROUP} (sum, div)", "Its nodes may still fuse with nodes outside the group.")
+    edit = UnfuseEdit(0, (("op0",), ("op1",)), (frozenset(), frozenset()), frozenset(), f"unfusing {GROUP} (sum, div)",
+                      "Its nodes may still fuse with nodes outside the group.")
     kernels = [KernelChange("changed", "cpp_fused_div_sum_0", "cpp_fused_sum_0", "cpp", "cpp", ["s", "truediv"]),
                KernelChange("added", None, "cpp_fused_div_1", None, "cpp", ["truediv"])]
     diff = SimpleNamespace(graphs=[GraphDiff("g0", "forward", [], [], [], kernels)])
