@@ -93,3 +93,12 @@ def test_a_trace_without_its_compilation_offers_no_unfuse(sample, monkeypatch):
     assert "live compilation" in _ask(widget, monkeypatch, GROUP)["error"]
     widget.show_payload(sample, what_if=lambda group, graph, measure: _what_if())
     assert widget.what_if_ready
+
+
+def test_the_fused_part_counts_each_groups_user_lines_for_the_box(sample):
+    """The box offers "cut at lines" for one loop of several lines: it reads each group's count of user lines."""
+    from widgets.parts import TraceParts
+
+    part = TraceParts(sample).get("g0/fused")
+    lines = {k["group"]: {tuple(line) for line in k["user_lines"]} for k in sample["graphs"][0]["kernels"]}
+    assert part["user_lines"] == {group: len(found) for group, found in lines.items()} == {"op0": 1, "op1_op2_op3_op4": 2}
