@@ -12,7 +12,7 @@ the buffer instead of inlining the computation. Each node's fate is kept in the 
 (a view names its input's memory at other indices and computes nothing; a value stored already). Keeping the
 stored value out of its users' kernel is the scheduler's part (compiler/_torch/fusion_edits.py).
 
-``view_nodes`` says which post-grad nodes are views, from the ops' schemas (an op whose result aliases an
+``view_nodes`` says which post-grad nodes are views, from their ops' schemas (an op whose result aliases an
 input it does not write). Feature-probed: ``available()`` is False where ``GraphLowering.run_node`` is missing.
 """
 
@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
+import torch
 from torch._inductor import ir as _ir
 from torch._inductor.graph import GraphLowering
 from torch._inductor.virtualized import V
@@ -107,12 +108,19 @@ def _is_view(target: Any) -> bool:
     return alias is not None and not getattr(alias, "is_write", False)
 
 
-def view_nodes(module: Any) -> frozenset[str]:
-    """The names of a post-grad GraphModule's nodes whose op is a view; empty without a module."""
-    graph = getattr(module, "graph", None)
-    if graph is None:
-        return frozenset()
+def _op(name: str) -> Any:
+    """The op a post-grad node's target names (``aten.permute.default``), or None."""
+    namespace, _, rest = name.partition(".")
+    found: Any = getattr(torch.ops, namespace, None) if namespace and rest else None
+    for part in rest.split("."):
+        found = getattr(found, part, None) if found is not None else None
+    return found
+
+
+def view_nodes(targets: Mapping[str, str]) -> frozenset[str]:
+    """The post-grad nodes (name -> target, as the captured stage spells it) whose op is a view. Read from the
+    ops' schemas, not from a GraphModule: a warm capture's module is traced again only when first read."""
     found = set()
     with guard.never_breaking(__name__, "view check", "views are refused when the recompile meets them"):
-        found = {n.name for n in graph.nodes if n.op == "call_function" and _is_view(n.target)}
+        found = {name for name, target in targets.items() if (op := _op(target)) is not None and _is_view(op)}
     return frozenset(found)

@@ -53,7 +53,7 @@ class EditWay:
 
 
 def _views(g: GraphCapture) -> frozenset[str]:
-    return view_nodes(g.post_grad.module)
+    return view_nodes({n.name: n.target for n in g.post_grad.nodes if n.op == "call_function"})
 
 
 def _scheduled(edit: PairEdit) -> ContextManager[Any]:
