@@ -1,4 +1,8 @@
-"""capture(): run the real torch.compile + Inductor on a function and keep every stage it produced."""
+"""capture(): run the real torch.compile + Inductor on a function and keep every stage it produced.
+
+The public ``capture`` (``explorer.compile``) is compiler/pipeline/capture_entry.py's: it notes when the call
+began, then calls ``captured`` here, once this module's imports (torch's compiler) ran.
+"""
 
 from __future__ import annotations
 
@@ -537,28 +541,25 @@ def _grad_roots(outputs: Any) -> list[torch.Tensor]:
     return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
-def capture(
-    target: Any,
-    *inputs: Any,
-    config: Mapping[str, Any] | None = None,
-    backward: bool = False,
-    dynamic: bool | None = False,
-    kwargs: Mapping[str, Any] | None = None,
-    trace_dir: str | Path | None = None,
-    progress_display: progress.Display | bool | None = None,
-    cache: bool = True,
-    began_ns: int | None = None,
-) -> Compilation:
-    """The capture behind ``explorer.compile`` and ``compiler.capture`` (compiler/pipeline/capture_entry.py, whose
-    docstring says what each argument does). ``began_ns``: when the caller's call began (``time.time_ns``), before
-    this module was imported; ``c.compile_time`` counts from there (its ``startup`` phase), else from here."""
-    began_ns = time.time_ns() if began_ns is None else began_ns
+def capture(target: Any, *inputs: Any, **options: Any) -> Compilation:
+    """``explorer.compile`` as code that has imported this module calls it (what_if, sweeps, bisect, watch): the
+    call's start taken here. The public entry, with every option spelled out and explained, is
+    compiler/pipeline/capture_entry.py, which takes the start before this module is imported."""
+    return captured(time.time_ns(), target, inputs, **options)
+
+
+def captured(began_ns: int, target: Any, inputs: tuple[Any, ...], *, config: Mapping[str, Any] | None = None,
+             backward: bool = False, dynamic: bool | None = False, kwargs: Mapping[str, Any] | None = None,
+             trace_dir: str | Path | None = None, progress_display: progress.Display | bool | None = None,
+             cache: bool = True) -> Compilation:
+    """The capture of ``target(*inputs, **kwargs)`` (compiler/pipeline/capture_entry.py says what each option
+    does); ``began_ns``: when the caller's call began, which ``c.compile_time`` counts from."""
     settings = toggles.resolve(config)
     toggles.check_capturable(settings)
     entry, name = _entry(target)
     device = _device_of(target, inputs)
     for note in toggles.without_effect(settings, device):
-        warnings.warn(note, toggles.ToggleWarning, stacklevel=3)  # past capture_entry.capture, to the user's line
+        warnings.warn(note, toggles.ToggleWarning, stacklevel=3)  # past capture_entry.capture, to the caller's line
     request = CaptureRequest(target=target, entry=entry, name=name, inputs=inputs, kwargs=dict(kwargs or {}),
                              config=config, settings=settings, device=device, backward=backward, dynamic=dynamic,
                              trace_dir=trace_dir, cache=cache, began_ns=began_ns)

@@ -49,7 +49,7 @@ def capture(
     FX graph cache the user turned off.
     """
     began = time.time_ns()
-    from .capture import capture as capture_from  # torch's compiler stack, on the first capture of a process
+    from .capture import captured  # torch's compiler stack, on the first capture of a process
 
-    return capture_from(target, *inputs, config=config, backward=backward, dynamic=dynamic, kwargs=kwargs,
-                        trace_dir=trace_dir, progress_display=progress_display, cache=cache, began_ns=began)
+    return captured(began, target, inputs, config=config, backward=backward, dynamic=dynamic, kwargs=kwargs,
+                    trace_dir=trace_dir, progress_display=progress_display, cache=cache)
