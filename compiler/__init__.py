@@ -16,7 +16,7 @@ from .model.lazy_names import lazy_names
 
 # public name -> the module that defines it (``capture`` is also ``explorer.compile``)
 _NAMES: dict[str, str] = {
-    "capture": "compiler.pipeline.capture",
+    "capture": "compiler.pipeline.capture_entry",
     "capture_export": "compiler.pipeline.export_capture",
     "load": "compiler.io.files",
     "from_json": "compiler.io.trace",
@@ -97,7 +97,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                                NotFused, Wrapper)
     from .model.traceset import Divergence, RankTrace, TraceSet
     from .model.what_if import WhatIfError
-    from .pipeline.capture import capture
+    from .pipeline.capture_entry import capture
     from .pipeline.export_capture import capture_export
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
     from .pipeline.trace_import import trace_env

@@ -16,7 +16,8 @@ Part keys (``g0`` is a graph id):
   embeds) lists the FX one only: views open on the FX stage, and the post-grad part has come with the
   provenance index by the time that stage is opened (a view asking for a missing outline reads the part)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
-- ``g0/fused``: ``{"fused", "not_fused"}``
+- ``g0/fused``: ``{"fused", "not_fused", "user_lines"}`` (``user_lines``: each group's count of the user's lines
+  its kernels compute, which tells the "what if" box whether a loop of one scheduler node can be cut at lines)
 - ``g0/kernels``: kernel records without their heavy fields, plus ``source_lines`` (the source's
   line count, a column of the kernels table); ``g0/kernel/<id>``: those fields (``source``, ``ir``)
 - ``g0/wrapper``, ``g0/autotune`` (a failed choice's infinite ``time_ms`` as ``"inf"``: parts are
@@ -50,6 +51,16 @@ OUTLINE_FIELDS = ("name", "op", "target", "shape", "dtype", "module", "inputs") 
 CODED_FIELDS = ("op", "target", "shape", "dtype", "module")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused", "loop_ir_bodies"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
+
+
+def group_user_lines(graph: Mapping[str, Any]) -> dict[str, int]:
+    """Fused group name -> how many distinct user lines its kernels compute (``kernels[].user_lines``)."""
+    lines: dict[str, set[tuple[str, int]]] = {}
+    for kernel in graph.get("kernels") or []:
+        if kernel.get("group"):
+            found = lines.setdefault(kernel["group"], set())
+            found.update((str(line[0]), int(line[1])) for line in kernel.get("user_lines") or [])
+    return {group: len(found) for group, found in lines.items()}
 
 
 def _light_kernel(kernel: Mapping[str, Any]) -> dict[str, Any]:
@@ -244,7 +255,8 @@ class TraceParts:
             "loop_ir_bodies": lambda: (unpacked(graph["loop_ir_bodies"], TraceError).get("bodies") or {}
                                        if "loop_ir_bodies" in graph
                                        else {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []}),
-            "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
+            "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or [],
+                              "user_lines": group_user_lines(graph)},
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
             "wrapper": lambda: unpacked(graph.get("wrapper"), TraceError) or {"source": "", "kernel_lines": {}},
             "autotune": lambda: _autotune(graph.get("autotune") or []),

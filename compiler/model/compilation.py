@@ -260,16 +260,19 @@ class Compilation(Rendered):
         return slots.check_determinism(self, runs)
 
     def what_if(self, *, unfuse: Any = None, prevent: Any = None, fuse: Any = None, split: Any = None,
-                order: Any = None, graph: int | str | None = None, measure: bool = False) -> Any:
-        """The same program compiled again with exactly one fusion decision changed (docs/what-if.md):
-        ``unfuse=`` a fused group or kernel (its nodes as separate kernels), ``prevent=(a, b)`` two nodes kept
-        apart, ``fuse=(k1, k2)`` two kernels Inductor declined for a score reason (a legality reason is
-        refused), ``split=node`` a split reduction run unsplit (GPU: an unsplit one split), ``order=(a, b)`` kernel
-        ``a`` launched before kernel ``b`` where no data binds them. Returns a ``WhatIf`` holding ``.before``
-        (this compilation, unchanged), ``.after``, the kernel pairing, bytes per kernel, peak memory and a
-        verdict; ``measure=True`` (or ``.measure()``) adds times per kernel and line and numerics against eager."""
-        return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order, graph=graph,
-                             measure=measure)
+                order: Any = None, materialize: Any = None, graph: int | str | None = None,
+                measure: bool = False) -> Any:
+        """The same program compiled again with exactly one decision changed (docs/what-if.md): ``unfuse=`` a
+        fused group or kernel (its nodes as separate kernels; a kernel Inductor inlined into one loop is cut at
+        the user's lines), ``prevent=(a, b)`` two nodes kept apart, ``fuse=(k1, k2)`` two kernels Inductor
+        declined for a score reason (a legality reason is refused), ``split=node`` a split reduction run unsplit
+        (GPU: an unsplit one split), ``order=(a, b)`` kernel ``a`` launched before kernel ``b`` where no data binds
+        them, ``materialize=node`` (or a list) a value Inductor inlined into its users' loop stored to a buffer of
+        its own, in a kernel of its own. Returns a ``WhatIf`` holding ``.before`` (this compilation, unchanged),
+        ``.after``, the kernel pairing, bytes per kernel, peak memory and a verdict; ``measure=True`` (or
+        ``.measure()``) adds times per kernel and line and numerics against eager."""
+        return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order,
+                             materialize=materialize, graph=graph, measure=measure)
 
     def fusion_report(self, graph: int | str = 0, measure: bool = True, runs: int = 10,
                       workers: int | None = None) -> Any:

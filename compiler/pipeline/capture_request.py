@@ -36,6 +36,7 @@ class CaptureRequest:
     dynamic: bool | None = False  # torch.compile's dynamic=, applied while compiling only
     trace_dir: str | Path | None = None  # where the compile's TORCH_TRACE log goes, if anywhere
     cache: bool = False  # a warm capture: graphs captured before served from the store (capture_store.py)
+    began_ns: int | None = None  # when the caller's call began (time.time_ns): c.compile_time's window starts there
 
 
 def compilation_from_capture(request: CaptureRequest, live: LiveHandles, *, graphs: list[GraphCapture],
