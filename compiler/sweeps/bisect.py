@@ -20,13 +20,14 @@ Trials run in this process by default, or in worker processes (``workers=``) or 
 hang is a trial result (compiler/sweeps/bisect_pool.py); the check always runs here. Every trial runs on clones
 of the inputs, under the same seed (eager too), with Inductor's caches off for the trial, compiling a private
 copy of the entry function (compiler/sweeps/bisect_program.py); the user's other compiled functions are not
-reset (no ``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state and a
-module's parameters and buffers are as they were, also when something raised.
+reset (no ``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state, a
+module's parameters and buffers, and ``sys.stdout`` / ``sys.stderr`` are as they were, also when something raised.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import traceback
 from typing import Any, Callable, Iterator, Mapping
@@ -291,10 +292,22 @@ def _named_node(result: BisectResult, c: Any) -> None:
 
 
 @contextlib.contextmanager
+def _streams_kept() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as they were: a terminal's progress bar swaps them while it is drawn
+    and puts back what it found when it started, which need not be what the caller had."""
+    stdout, stderr = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+@contextlib.contextmanager
 def _kept(target: Any) -> Iterator[None]:
-    """Torch's config, the RNG and the module's state as they were, whatever happens inside."""
+    """Torch's config, the RNG, the module's state and the standard streams as they were, whatever happens
+    inside."""
     devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
-    with (compiler_bisect.inductor_config_kept(), torch.random.fork_rng(devices=devices),
+    with (_streams_kept(), compiler_bisect.inductor_config_kept(), torch.random.fork_rng(devices=devices),
           replay.module_state_kept(target)):
         yield
 

@@ -15,8 +15,10 @@ Each bisect is module-scoped (one per model); the whole file takes about a minut
 
 from __future__ import annotations
 
+import io
 import math
 import re
+import sys
 
 import pytest
 import torch
@@ -62,7 +64,7 @@ def _line(marker: str) -> int:
 
 def _bisector_state():
     bisector = compiler_bisector.CompilerBisector
-    return (bisector.bisection_enabled, bisector.in_process_cache,
+    return (bisector.bisection_enabled, bisector.in_process_cache, "print" in vars(compiler_bisector),
             {backend: [s.name for s in items] for backend, items in compiler_bisector.BACKENDS.items()})
 
 
@@ -215,10 +217,12 @@ def test_state_is_as_it_was_after_a_check_raises_inside_torchs_bisector():
 
 def test_state_is_as_it_was_after_an_interrupt():
     calls = []
+    streams = sys.stdout, sys.stderr
 
     def check(compiled, eager):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2:  # inside torch's bisector, with the streams swapped as a live display swaps them
+            sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
             raise KeyboardInterrupt
         return False
 
@@ -226,6 +230,7 @@ def test_state_is_as_it_was_after_an_interrupt():
     with pytest.raises(KeyboardInterrupt):
         explorer.bisect(matching, torch.ones(3), check=check)
     assert inductor_config.save_config() == config and _bisector_state() == state
+    assert sys.stdout is streams[0] and sys.stderr is streams[1]
 
 
 def sin_then_scale(x):
