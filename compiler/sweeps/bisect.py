@@ -38,6 +38,7 @@ from .._torch import compiler_bisect, inductor_config
 from ..model import progress
 from ..model.bisect import CHECK_RAISED, DIVERGES, MATCHES, UNAVAILABLE, BisectResult, FusionCulprit, Trial
 from ..model.numerics import BufferCheck
+from ..model.setting_changes import setting_changes
 from ..model.what_if import FusionEdit, WhatIfError, unfuse_edit
 from ..pipeline.capture import capture
 from ..runs import numerics, replay
@@ -288,6 +289,25 @@ def _named_node(result: BisectResult, c: Any) -> None:
         return
 
 
+def _setting_level(result: BisectResult, program: Program, c: Any) -> None:
+    """Where the setting that avoids the culprit acts: the program captured with it too, the two compared
+    kernel by kernel (compiler/model/setting_changes.py). Its kernels and lines are the result's unless a
+    deeper level (a lowered node, a fused group) names its own."""
+    if not (result.avoided_by and result.avoided_by_checked):
+        return
+    try:
+        fixed = capture(program.target, *program.inputs, kwargs=program.kwargs, config=result.avoided_by)
+    except Exception as error:  # noqa: BLE001 - the levels above stand without it
+        result.notes.append(f"the program could not be captured with {result.avoided_by}, so the kernels it "
+                            f"changes are not named: {type(error).__name__}: {error}")
+        return
+    result.setting = setting_changes(c, fixed, result.avoided_by)
+    result.notes += result.setting.notes
+    if not result.kernels and result.setting.kernels:
+        result.kernels = [k.kernel for k in result.setting.kernels]
+        result.user_lines = result.setting.user_lines
+
+
 # ------------------------------------------------------------------------------------------ the face
 
 
@@ -404,6 +424,7 @@ def _search(search: _Search, result: BisectResult, program: Program, fusion: boo
         return
     result.compilation = c
     _named_node(result, c)
+    _setting_level(result, program, c)
     if fusion:
         _fusion_level(search, result, c)
     else:
