@@ -7,8 +7,9 @@ each later step one more thing is given up, in the order of the numbers the colu
 goes (``drop``) or may now be cut (``cut_from``). Cut columns give up width one cell at a time, the
 widest first, those allowed at an earlier step down to their least before the others. What a cut column
 shows: its text ended with an ellipsis, its beginning cut instead (``head``: ``…former.py:123`` keeps the
-line number), wrapped at spaces (``fold``: a sentence that must be read whole), or, for identifiers people copy, broken after a ``.`` / ``_`` / ``:``
-/ ``/`` onto the next line (``id``: a kernel id stays whole, on two lines).
+line number), wrapped at spaces (``fold``: a sentence that must be read whole), or, for identifiers people
+copy, broken after a ``.`` / ``_`` / ``:`` / ``/`` onto the next line (``id``: a kernel id stays whole, on
+two lines).
 """
 
 from __future__ import annotations

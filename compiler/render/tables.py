@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
