@@ -104,11 +104,11 @@ def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
 def show(c: Any, full: bool = False) -> Any:
     """The natural view of ``c``. In a notebook: the explorer widget (display it, or leave it as a cell's
     last expression); for a TraceSet, the rank and compile pickers over the explorer view of one
-    compilation; for a Sweep, its table over the view of the point picked; anything else as it renders
-    itself. In a terminal: printed, a
+    compilation; for a Sweep, its table over the view of the point picked; for a BisectResult, the view of
+    the compilation it blamed with the culprit's levels selectable; anything else as it renders itself. In a terminal: printed, a
     Compilation as its compact view (the whole tree with ``full=True``), anything else (a kernel, a
     graph, a report) as rich renders it; returns None."""
-    from compiler import Compilation, TraceSet
+    from compiler import BisectResult, Compilation, TraceSet
     from compiler.api import compact_view
 
     if not progress.in_notebook():
@@ -124,6 +124,8 @@ def show(c: Any, full: bool = False) -> Any:
         return _sweep_widget(lambda: c)
     if isinstance(c, Compilation):
         return _widget(c.trace_view)
+    if isinstance(c, BisectResult) and c.compilation is not None:  # the blamed compilation, the culprit selectable
+        return c.view()
     return c  # a kernel, a graph, a report: Jupyter shows its own HTML
 
 

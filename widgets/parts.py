@@ -7,6 +7,9 @@ embeds them compressed and decodes them on demand: one path for both.
 
 Part keys (``g0`` is a graph id):
 
+The summary also carries a view's ``culprits`` (compiler/model/contract.py ``CULPRITS``: the levels of a
+bisect's culprit, for a compilation shown from its ``BisectResult``), which is not a part.
+
 - ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``,
   ``export`` for an AOT compilation: the Export stage, which the summary announces with its counts)
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
@@ -35,8 +38,8 @@ import math
 import weakref
 from typing import Any, Iterator, Mapping
 
-from compiler.model.contract import (FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, collector_paused,
-                                     unpacked)
+from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION,
+                                     collector_paused, unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
@@ -197,6 +200,8 @@ class TraceParts:
         compile_time = compile_time_parts.digest(self.trace.get("compile_time"))
         if compile_time is not None:
             out["compile_time"] = compile_time
+        if isinstance(self.trace.get(CULPRITS), list):
+            out[CULPRITS] = self.trace[CULPRITS]
         exported = self.trace.get("export")
         if isinstance(exported, Mapping):  # an AOT compilation: its Export stage's button and count
             out["export"] = {"inputs": len(exported.get("inputs") or []),
@@ -204,7 +209,7 @@ class TraceParts:
         return out
 
     def top_keys(self) -> list[str]:
-        return [k for k in self.trace if k not in HEADER_KEYS and k != "graphs"]
+        return [k for k in self.trace if k not in HEADER_KEYS and k not in ("graphs", CULPRITS)]
 
     def keys(self) -> Iterator[str]:
         """Every part key (the static export embeds them all)."""
@@ -226,7 +231,7 @@ class TraceParts:
             return self._make(key)
 
     def _make(self, key: str) -> Any:
-        if key in self.trace and key not in HEADER_KEYS and key != "graphs":
+        if key in self.trace and key not in HEADER_KEYS and key not in ("graphs", CULPRITS):
             value = self.trace[key]  # a lazily built record (the compile-time report) becomes its JSON now
             return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
         derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,

@@ -171,7 +171,14 @@ RECORDS: dict[str, tuple[str, ...]] = {
 
 STAGES = ("export", "dynamo", "fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "memory", "autotune",
           "compile_time")
-SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line")
+# "culprit": a level of the bisect that blamed this compilation, ``id`` its index in the summary's culprits
+SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line",
+                   "culprit")
+# A view of a compilation that ``explorer.bisect`` blamed (BisectResult.trace_view) carries, beside the trace
+# and never saved with it, ``culprits``: one record per level of the culprit, with what it names in ``graph``
+# (the summary passes them to the browser, where selecting one lights them all)
+CULPRITS = "culprits"
+CULPRIT_KEYS = ("level", "what", "graph", "fx", "post_grad", "fused", "kernels", "user_lines")
 FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "post_grad",
                 "kernels")
 PG_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "fx", "loop_ir",

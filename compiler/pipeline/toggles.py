@@ -79,9 +79,16 @@ def available() -> dict[str, Toggle]:
     return {name: t for name, t in TOGGLES.items() if t.key is not None}
 
 
-def _valid_names() -> str:
+def valid_names() -> str:
     names = ", ".join(sorted(available()))
     return f"valid toggles: {names}; or any raw Inductor key such as 'triton.cudagraphs'"
+
+
+def unknown_name(name: str) -> str:
+    """Why ``name`` is refused: neither a toggle nor an Inductor key; the nearest toggle names, else the nearest
+    Inductor keys (a raw key misspelled, ``triton.cudagraph``, is as likely as a toggle name)."""
+    near = did_you_mean(name, available()) or did_you_mean(name, sorted(inductor_config.key_names()))
+    return f"unknown toggle {name!r}{near}"
 
 
 def _check_type(name: str, value: Any, expected: type) -> None:
@@ -108,7 +115,7 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if key is None:
                 raise ToggleError(
                     f"toggle {name!r} is not supported by the installed torch (none of {list(toggle.keys)} exist); "
-                    + _valid_names()
+                    + valid_names()
                 )
             _check_type(name, value, toggle.value_type)
         elif inductor_config.has_key(name):
@@ -117,7 +124,7 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if isinstance(current, (bool, int, float, str)):
                 _check_type(name, value, type(current))
         else:
-            raise ToggleError(f"unknown toggle {name!r}{did_you_mean(name, available())}; " + _valid_names())
+            raise ToggleError(f"{unknown_name(name)}; " + valid_names())
         settings[key] = value
     _check_conflicts(settings)
     return settings

@@ -15,6 +15,7 @@ from ..model.profile import Profile
 from ..model.slots import html_of, rich_of
 from . import call_tree
 from .core import table_html
+from .fit import Column, Fitted
 
 _TOP = 15
 
@@ -88,14 +89,27 @@ def _first_divergent_text(r: NumericsReport) -> str:
             f"your lines {lines})")
 
 
+# the steps at which the numerics table gives a column up on a narrow terminal (fit.py): the notes are cut
+# first, then the figures a reader can do without go, then the kernel id goes on to a second line
+_NUMERICS_DROP = {"compiled vs f64": 1, "eager vs f64": 2, "language": 3, "max abs": 4, "outside tol": 5, "notes": 7}
+_NUMERICS_RIGHT = {"max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64"}
+
+
+def _numerics_table(r: NumericsReport) -> Fitted:
+    rows = [_numerics_row(row) for row in r.kernels.values()]
+    cells = list(zip(*rows)) if rows else [()] * len(_NUMERICS_HEAD)
+    columns = [Column(head, list(values), "right" if head in _NUMERICS_RIGHT else "left",
+                      least={"kernel": 24, "notes": 16}.get(head), cut_from=6 if head == "kernel" else 0,
+                      drop=_NUMERICS_DROP.get(head, 0),
+                      cut="id" if head == "kernel" else "ellipsis")
+               for head, values in zip(_NUMERICS_HEAD, cells)]
+    return Fitted(columns, f"kernels against {r.reference}, in execution order",
+                  ["bold red" if row.key == r.first_divergent else None for row in r.kernels.values()])
+
+
 @rich_of.register
 def _(r: NumericsReport) -> Any:
-    table = Table(title=f"kernels against {r.reference}, in execution order")
-    for column in _NUMERICS_HEAD:
-        table.add_column(column)
-    for row in r.kernels.values():
-        table.add_row(*_numerics_row(row), style="bold red" if row.key == r.first_divergent else None)
-    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), table]
+    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), _numerics_table(r)]
     parts += [Text(note, style="dim") for note in r.notes]
     return Group(*parts)
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from ..model.compilation import Compilation
 from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
 from . import call_tree
+from .fit import Column, Fitted
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
 FUSIONS_SHOWN = 6
@@ -125,26 +124,22 @@ def _fusions(graph: GraphCapture) -> list[Any]:
     return lines
 
 
-def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Table:
+def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Fitted:
+    """Kernel, kind, time and the user's line on one line each where the terminal allows: the line's source
+    text is cut first, then an id too long for what is left goes on to a second line (never cut)."""
     timed = profile is not None
     rows = list(graph.kernels)
     if timed:
         rows.sort(key=lambda k: -profile.ms(k))
-    # expanded, so the line column takes what is left; the kernel column is as wide as its longest id, whole
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=True)
-    table.add_column("kernel", no_wrap=True, min_width=max((len(k.id) for k in rows[:shown]), default=6))
-    table.add_column("kind", no_wrap=True, min_width=6)
+    rows = rows[:shown]
+    columns = [Column("kernel", [k.id for k in rows], least=24, cut_from=1, cut="id"),
+               Column("kind", [k.language for k in rows])]
     if timed:
-        table.add_column("ms", justify="right", no_wrap=True, min_width=6)
-    table.add_column("your line", no_wrap=True, overflow="ellipsis", ratio=1)
-    for kernel in rows[:shown]:
-        cells = [kernel.id, kernel.language]
-        if timed:
-            cells.append(f"{profile.ms(kernel):.3f}")
-        table.add_row(*cells, _line(c, kernel))
-    if len(rows) > shown:
-        table.caption = f"... {_counted(len(rows) - shown, 'more kernel')} ({graph.id}.kernels)"
-    return table
+        columns.append(Column("ms", [f"{profile.ms(k):.3f}" for k in rows], "right"))
+    columns.append(Column("your line", [_line(c, k) for k in rows], least=16))
+    more = len(graph.kernels) - len(rows)
+    caption = f"... {_counted(more, 'more kernel')} ({graph.id}.kernels)" if more > 0 else None
+    return Fitted(columns, caption=caption, show_edge=False)
 
 
 def _line(c: Compilation, kernel: Kernel) -> str:

@@ -24,6 +24,7 @@ import { bindViewKeys } from "./keys.js";
 import { watchWidth } from "./narrow.js";
 import { loadReports } from "./reports.js";
 import { renderReportStrip } from "./reportbar.js";
+import { culpritSelection, renderCulpritStrip } from "./culprits.js";
 import { colourByControl, graphHeats } from "./heat.js";
 import { mark } from "./perf.js";
 
@@ -155,7 +156,13 @@ export class App {
     // The profile and numerics report on screen (reports.js): the newest of each unless one is picked.
     this.reportChoice = {};
     this.reports = loadReports(store, this.reportChoice);
-    this.root.append(this._summary(), this._toolbar());
+    this.culprits = Array.isArray(this.summary.culprits) ? this.summary.culprits : [];
+    if (this.selection && this.selection.kind === "culprit" && !this.selection.label) {
+      this.selection = culpritSelection(this.culprits, Number(this.selection.id)) || this.selection;
+    }
+    this.culpritStrip = this.culprits.length ? h("div", { class: "ie-culprits", role: "group", "aria-label": "bisect culprit" }) : null;
+    this.root.append(this._summary(), ...(this.culpritStrip ? [this.culpritStrip] : []), this._toolbar());
+    this._drawCulprits();
     this._track(this.reports.then(() => this._drawReportStrip()));
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
@@ -269,6 +276,33 @@ export class App {
     return this._track(this.reports.then(() => this._drawReportStrip()).then(() => this._showStage()).then(() => this._applySelection(false)));
   }
 
+  _drawCulprits() {
+    if (!this.culpritStrip) return;
+    const sel = this.selection;
+    renderCulpritStrip(this.culpritStrip, this.culprits, {
+      onPick: (i) => this.selectCulprit(i),
+      selected: sel && sel.kind === "culprit" ? Number(sel.id) : null,
+    });
+  }
+
+  /** Select level `index` of the bisect's culprit: its graph is shown, what it names lights up. */
+  async selectCulprit(index) {
+    const culprit = this.culprits[index];
+    if (!culprit) return undefined;
+    if (culprit.graph && culprit.graph !== this.gd.id) await this.setGraph(culprit.graph);
+    return this.select(culpritSelection(this.culprits, index));
+  }
+
+  /** What `selection` lights in graph index `index`: a culprit level by what it names, else by provenance. */
+  _linked(index, selection) {
+    if (!index) return emptyLinks();
+    if (selection && selection.kind === "culprit") {
+      const culprit = this.culprits[Number(selection.id)];
+      return culprit && (!culprit.graph || culprit.graph === this.gd.id) ? index.linkedCulprit(culprit) : emptyLinks();
+    }
+    return index.linked(selection);
+  }
+
   /** Select kernel `kernel` of graph `graph` (null: the current graph) in the Kernels stage. */
   async goKernel(graph, kernel) {
     if (graph && graph !== this.gd.id) await this.setGraph(graph);
@@ -360,7 +394,8 @@ export class App {
     const selection = this.selection;
     const index = selection ? await gd.ensureIndex() : gd.index;
     if (gd !== this.gd || selection !== this.selection) return; // superseded
-    this.links = index ? index.linked(selection) : emptyLinks();
+    this.links = this._linked(index, selection);
+    this._drawCulprits();
     const view = await this._view(this.stage);
     if (gd !== this.gd || selection !== this.selection) return;
     view.update(selection, this.links);
@@ -396,6 +431,8 @@ export class App {
 
   /** Select an item ({kind, id, line?}) in the current graph; null clears. Resolves when drawn. */
   select(sel, { quiet = false, reveal = true } = {}) {
+    // a culprit level asked for by Python ({kind, id}) gets its words here
+    if (sel && sel.kind === "culprit" && !sel.label) sel = culpritSelection(this.culprits, Number(sel.id)) || sel;
     this.selection = sel && sel.kind ? sel : null;
     this._emit(quiet);
     return this._track(this._applySelection(reveal));

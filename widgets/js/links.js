@@ -24,6 +24,7 @@ export function describe(sel) {
     case "kernel_line": return `line ${sel.line} of ${sel.id}`;
     case "wrapper_line": return `wrapper line ${sel.line}`;
     case "user_line": return `${sel.id}:${sel.line}`;
+    case "culprit": return sel.label ? `culprit: ${sel.label}` : `culprit level ${sel.id}`;
     default: return String(sel.kind);
   }
 }
