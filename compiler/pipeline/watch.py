@@ -127,11 +127,17 @@ class RunRecords:
         metrics = {m.compile_id: m for m in stage.compile_metrics if m.kind == "frame"}
         recompiles = {r.compile_id: r.reasons for r in stage.recompiles}
         frames = {f.compile_id: f for f in stage.frames}
+        # a recompile's reasons arrive before its start names the code: that code is its frame's earlier compiles'
+        code_of: dict[str, Any] = {}
+        for f in stage.frames:
+            if f.filename:
+                code_of.setdefault(f.compile_id.split("/")[0], f)
         events: list[CompileEvent] = []
         for cid in self.order:
-            frame = frames.get(cid)
-            if frame is None:
+            found = frames.get(cid)
+            if found is None:
                 continue
+            frame = found if found.filename else code_of.get(cid.split("/")[0], found)
             reasons = recompiles.get(cid, [])
             failed = _failed_guard(reasons, stage.guards) if reasons else None
             guard_line = _user_line(failed, reasons, frame) if reasons else None
@@ -143,7 +149,7 @@ class RunRecords:
                 step=self.steps.get(cid), seconds=metrics[cid].seconds if cid in metrics else 0.0,
                 reasons=list(reasons), guard=failed, guard_line=guard_line, value=value,
                 cache=dict(self.cache.get(cid, {})),
-                graph_breaks=[b for b in stage.graph_breaks if b.compile_id == cid], skipped=frame.skipped))
+                graph_breaks=[b for b in stage.graph_breaks if b.compile_id == cid], skipped=found.skipped))
         return events
 
 
