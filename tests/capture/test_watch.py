@@ -18,7 +18,7 @@ from rich.console import Console
 
 import explorer
 from compiler._torch import watch_hooks
-from compiler.pipeline import watch as watch_module
+from compiler.pipeline import watch_records
 
 
 def _line_of(fn, text):
@@ -252,9 +252,9 @@ def test_a_watched_run_marks_its_steps_in_the_log_and_load_trace_reads_the_same_
 
 
 def test_reason_values_come_from_dynamo_or_the_frame():
-    assert watch_module.reason_value("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6") == "6"
-    assert watch_module.reason_value("0/0: self.n == 1  # line", {"self.n": "7"}.get) == "7"
-    assert watch_module.reason_value("0/0: ___check_type_id(L['x'], 123)") is None
+    assert watch_records.reason_value("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6") == "6"
+    assert watch_records.reason_value("0/0: self.n == 1  # line", {"self.n": "7"}.get) == "7"
+    assert watch_records.reason_value("0/0: ___check_type_id(L['x'], 123)") is None
 
 
 def _rank_loop(rank, world, init_file, out_dir):
