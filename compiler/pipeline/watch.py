@@ -236,6 +236,8 @@ class Watch:
             self._changed()
 
     def _on_record(self, record: Any) -> None:
+        if record.name not in WATCH_READS:  # with a TORCH_TRACE log written, every record comes: ours too
+            return
         cid = record.compile_id
         if cid and not self._run.knows(cid) and self._clock.counts_compile(cid):
             self._next_step()  # the outermost frame recompiles: its call begins a step before its graph runs
