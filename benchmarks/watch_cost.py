@@ -18,7 +18,8 @@ told by the per-call counter). The ratios are per round, against that round's pl
     python benchmarks/watch_cost.py [--steps 300] [--pairs 15] [--device cpu]
 
 Measured 2026-11-27 on an H100 host (16 cores, torch 2.11, Python 3.12), medians of 15 rounds
-(``--steps 1000`` on CPU, ``--steps 500 --device cuda``):
+(``--steps 1000`` on CPU, ``--steps 500 --device cuda``), when the third mode, a watch without marks,
+ended no step (the counter alone: "counted-only"):
 
     cpu   tiny  plain 12.6 us/step  watched 16.5  ratio 1.250 (1.142-1.752)  counted-only 1.085
     cpu   mlp   plain 526.3 us/step watched 498.2 ratio 0.995 (0.799-1.254)  counted-only 0.980
