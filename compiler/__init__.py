@@ -22,7 +22,7 @@ _NAMES: dict[str, str] = {
     "from_json": "compiler.io.trace",
     "load_trace": "compiler.pipeline.traceset_load",
     "watch": "compiler.pipeline.watch",
-    "load_watch": "compiler.pipeline.watch",
+    "load_watch": "compiler.pipeline.watch_log",
     "WatchReport": "compiler.model.watch",
     "bisect": "compiler.sweeps.bisect",
     "BisectResult": "compiler.model.bisect",
@@ -102,7 +102,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
     from .pipeline.trace_import import trace_env
     from .pipeline.traceset_load import load_trace
-    from .pipeline.watch import load_watch, watch
+    from .pipeline.watch import watch
+    from .pipeline.watch_log import load_watch
     from .model.watch import WatchReport
     from .model.bisect import BisectResult
     from .sweeps.bisect import bisect

@@ -92,6 +92,22 @@ def _sweep_widget(view: Callable[[], Sweep]) -> Any:
     return SweepWidget(sweep, diff_of=_point_diffs(sweep))
 
 
+def _watch_widget(view: Callable[[], Any]) -> Any:
+    """The live watch view: a widget showing ``view()``'s report (a live ``Watch``), handed a new payload
+    each time the watch tells its listeners (a few times a second while the loop runs, once at its end)."""
+    from compiler.api import watch_payload
+    from widgets.watch_widget import WatchWidget
+
+    watch = view()
+
+    def follow(report: Any) -> None:
+        widget.show(watch_payload(report))
+
+    widget = WatchWidget(watch_payload(watch.report()), on_close=lambda: watch.remove_listener(follow))
+    watch.add_listener(follow)
+    return widget
+
+
 def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
     from widgets import render_sweep_html, write_sweep_html
 
@@ -147,7 +163,7 @@ from . import progress  # noqa: E402
 
 provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_widget,
               write_traceset_html=_write_traceset_html, sweep_widget=_sweep_widget, write_sweep_html=_write_sweep_html,
-              show=show)  # c.show(), c.to_html(), a notebook's widgets: imported by the model on first use
+              show=show, watch_widget=_watch_widget)  # c.show(), c.to_html(), a notebook's widgets: imported by the model on first use
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 

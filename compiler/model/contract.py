@@ -15,7 +15,7 @@ import gc
 import json
 import zlib
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, TypedDict
 
 # --------------------------------------------------------------------------------- file kinds
 
@@ -183,3 +183,71 @@ FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "use
                 "kernels")
 PG_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "fx", "loop_ir",
                 "kernels")
+
+
+# ------------------------------------------------------------------------- the live watch view
+# What a WatchWidget receives (widgets/watch_widget.py), one trait per key of WatchPayload, built from a
+# watch report by compiler/io/watch.py and sent a few times a second while the loop runs.
+
+
+class WatchHeadline(TypedDict):
+    summary: str  # the report's one line: steps, compiles (recompiles), graph breaks (fired), frames
+    source: str  # what was watched: "a loop", "calls of train_step", or the TORCH_TRACE log read
+    error: str | None  # the exception that ended the loop ("ValueError: bad batch"), None when none did
+    sample_every: int  # one call in this many of each compiled graph was timed
+    step_rule: str  # how the steps were made, in words ("one per optimizer step() (SGD)"); "" when none did
+
+
+class WatchTimeline(TypedDict):
+    steps: int  # the steps closed so far
+    per_bar: int  # consecutive steps sharing one bar: 1 until the run has more steps than the view has bars
+    bars: list[list[float]]  # one per bar: [first step, last step, mean ms, slowest ms]
+
+
+class WatchCompileEvent(TypedDict):
+    id: str  # the compile id: "0/1" is frame 0's first recompile
+    kind: Literal["compile", "recompile"]  # "recompile" when an earlier compile's guard failed
+    step: int | None  # the step it began in; None for a log no watch marked
+    function: str  # the compiled function
+    reason: str  # Dynamo's first recompile reason, one line ("" for a first compile)
+    guard: str | None  # the failed guard's code as the earlier compile installed it (a recompile), else None
+    file: str | None  # the user file of the failed guard (a recompile), else of the function
+    line: int | None  # the line in ``file``
+    value: str | None  # the value that broke the guard, when known
+    seconds: float  # Dynamo's compile time of the frame
+    cache: dict[str, str]  # "fx_graph" / "aotautograd" -> "hit", "miss" or "bypass"
+    skipped: str  # why Dynamo gave up on the frame and ran it eagerly; "" when it compiled
+
+
+class WatchBreakEvent(TypedDict):
+    id: str  # "break N", N its place among the run's distinct breaks
+    kind: Literal["break"]  # a graph break
+    step: int | None  # the step of the first compile that hit it
+    function: str  # the function it happened in
+    reason: str  # Dynamo's reason for the break
+    guard: None  # a break has no guard (the key keeps every event's fields alike)
+    file: str | None  # the user file of the break
+    line: int | None  # its line
+    value: None  # a break has no value
+    count: int  # how often it fired: the calls of the graph before it (a log: the compiles that hit it)
+    compiles: list[str]  # the compile ids whose tracing hit it
+
+
+class WatchFrameRow(TypedDict):
+    frame: str  # Dynamo's frame id, the N of compile ids "N/..."
+    function: str  # the frame's function
+    file: str | None  # where it is defined
+    line: int | None  # its first line
+    calls: int  # calls of its compiled graphs during the watch
+    ms: float | None  # estimated time in its graphs (sampled mean x calls); None when no call was timed
+    compiles: int  # its compiles, recompiles included
+    recompiles: int  # of which recompiles
+    breaks: int  # distinct graph breaks inside it
+
+
+class WatchPayload(TypedDict):
+    headline: WatchHeadline  # the summary line and what the watch was
+    timeline: WatchTimeline  # the step bars
+    events: list[WatchCompileEvent | WatchBreakEvent]  # compiles in order, then the distinct breaks
+    frames: list[WatchFrameRow]  # one row per compiled frame
+    active: bool  # the loop was still running when the payload was made

@@ -189,6 +189,8 @@ loaders: dict[str, Action[Callable[[Any, str], Any]]] = {
 }
 # render/: summaries that are not one object's rendering
 html_summary: Action[Callable[[Any], str]] = Action("the compilation summary", "compiler.render.core")
+plain_text: Action[Callable[[Any], str]] = Action("str() of a report: its terminal rendering as text",
+                                                  "compiler.render.text")
 
 # explorer/: the interactive views, filled by the explorer package (imported on first use, so a model
 # object shows its widget or writes its page whether or not the user imported explorer)
@@ -199,6 +201,7 @@ write_traceset_html: Action[WriteHtml] = Action("ts.to_html()", "explorer")
 sweep_widget: Action[Widget] = Action("the Sweep widget", "explorer")
 write_sweep_html: Action[Callable[[Any, str | Path | None], Any]] = Action("sweep.to_html()", "explorer")
 show: Action[ShowView] = Action("c.show()", "explorer")
+watch_widget: Action[Widget] = Action("the live watch widget", "explorer")  # a thunk of the live Watch
 
 def widget_bundle(widget: Action[Widget], view: Callable[[], Any], include: Any,
                   exclude: Any, mime: str, text: Callable[[], str]) -> Any:

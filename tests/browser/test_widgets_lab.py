@@ -362,5 +362,6 @@ def test_the_watch_widget_follows_a_running_loop(unfuse_watch_tab, tmp_path):
     assert "n == 4" in detail.locator('[data-field="reason"] .ie-v').inner_text()
     assert "== 4" in detail.locator('[data-field="guard"] .ie-v').inner_text()
     assert view.locator('.ie-watch-frames [data-col="calls"]').inner_text() == "40"
+    assert "steps: marked by w.step() / w.steps_of()" in view.locator(".ie-watch-rule").inner_text()
     tab.screenshot(path=str(tmp_path / "lab-watch.png"))
     assert tab.outside_requests == []

@@ -1,8 +1,9 @@
 // The live watch view (widgets/watch_widget.py): a watched loop's step timeline with its compiles,
 // recompiles and graph breaks marked at their step, the list of those events, the picked event's
 // detail (reason, failed guard, file:line, the value that broke it) and the compiled frames.
-// Python sends the traits (widgets/watch_payload.py) a few times a second while the loop runs; each
-// change redraws the view, which is small (at most a few hundred bars, one row per event and frame).
+// Python sends the traits (contract.WatchPayload, built by compiler/io/watch.py) a few times a second
+// while the loop runs; each change redraws the view, which is small (at most a few hundred bars, one row
+// per event and frame).
 
 import { h, s, clear } from "./dom.js";
 import "./watch.css";
@@ -179,6 +180,7 @@ export function renderWatch({ model, el }) {
         h("span", { class: `ie-badge ie-watch-state${active ? " ie-watch-running" : ""}` }, active ? "running" : "ended"),
         " ",
         h("span", { class: "ie-watch-summary" }, String(head.summary ?? "")),
+        head.step_rule ? h("span", { class: "ie-muted ie-watch-rule" }, ` · steps: ${head.step_rule}`) : null,
       ),
       head.error ? h("div", { class: "ie-error" }, `The loop raised ${head.error}; what ran before it is shown.`) : null,
       timeline(tl, events, selected, pick),

@@ -1,8 +1,6 @@
-"""What the live watch view draws, from a watch (``explorer.watch()``) as plain JSON.
-
-A pure function of the watch report (compiler/model/watch.py: ``steps``, ``compiles``, ``graph_breaks``,
-``frames``, read by duck typing: widgets import nothing of the compiler beyond its contract), so the view
-can be checked without a browser and the widget only decides *when* to send it.
+"""A watch report as the live watch view receives it (``contract.WatchPayload``): plain JSON, built here
+from the model's records (compiler/model/watch.py), so the view is checked without a browser and the
+widget only shows what it is sent.
 
 The timeline stays small however long the loop runs: past ``max_bars`` steps, consecutive steps share a
 bar (its mean and its slowest step), and the events keep their own step, so a recompile at step 90,000 is
@@ -12,15 +10,17 @@ the view shows when it is picked (reason, failed guard, file:line, the value tha
 
 from __future__ import annotations
 
-from typing import Any
+from ..model.contract import (WatchBreakEvent, WatchCompileEvent, WatchFrameRow, WatchHeadline, WatchPayload,
+                              WatchTimeline)
+from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, WatchReport
 
 MAX_BARS = 400
 
 
-def _timeline(steps: list[Any], max_bars: int) -> dict[str, Any]:
+def _timeline(steps: list[Step], max_bars: int) -> WatchTimeline:
     """Bars of ``[first step, last step, mean ms, max ms]``: one step each, or ``per_bar`` steps each."""
     per_bar = max(1, -(-len(steps) // max_bars))
-    bars = []
+    bars: list[list[float]] = []
     for start in range(0, len(steps), per_bar):
         chunk = steps[start:start + per_bar]
         times = [s.seconds * 1e3 for s in chunk]
@@ -28,11 +28,7 @@ def _timeline(steps: list[Any], max_bars: int) -> dict[str, Any]:
     return {"steps": len(steps), "per_bar": per_bar, "bars": bars}
 
 
-def _where(file: str | None, line: int | None) -> dict[str, Any]:
-    return {"file": file, "line": line}
-
-
-def _compile_event(event: Any) -> dict[str, Any]:
+def _compile_event(event: CompileEvent) -> WatchCompileEvent:
     guard = event.guard
     return {
         "id": event.compile_id,
@@ -41,7 +37,8 @@ def _compile_event(event: Any) -> dict[str, Any]:
         "function": event.function,
         "reason": event.reason,
         "guard": guard.code if guard is not None else None,
-        **_where(event.file, event.line),
+        "file": event.file,
+        "line": event.line,
         "value": event.value,
         "seconds": event.seconds,
         "cache": dict(event.cache),
@@ -49,7 +46,7 @@ def _compile_event(event: Any) -> dict[str, Any]:
     }
 
 
-def _break_event(number: int, entry: Any, steps: dict[str, Any]) -> dict[str, Any]:
+def _break_event(number: int, entry: BreakCount, steps: dict[str, int | None]) -> WatchBreakEvent:
     """A graph break, marked at the step of the first compile that hit it."""
     step = next((steps[cid] for cid in entry.compile_ids if steps.get(cid) is not None), None)
     return {
@@ -59,18 +56,20 @@ def _break_event(number: int, entry: Any, steps: dict[str, Any]) -> dict[str, An
         "function": entry.function,
         "reason": entry.reason,
         "guard": None,
-        **_where(entry.filename, entry.line),
+        "file": entry.filename,
+        "line": entry.line,
         "value": None,
         "count": entry.count,
         "compiles": list(entry.compile_ids),
     }
 
 
-def _frame_row(frame: Any) -> dict[str, Any]:
+def _frame_row(frame: FrameStats) -> WatchFrameRow:
     return {
         "frame": frame.frame_id,
         "function": frame.function,
-        **_where(frame.filename, frame.line),
+        "file": frame.filename,
+        "line": frame.line,
         "calls": frame.calls,
         "ms": frame.seconds * 1e3 if frame.timed_calls else None,
         "compiles": len(frame.compile_ids),
@@ -79,16 +78,17 @@ def _frame_row(frame: Any) -> dict[str, Any]:
     }
 
 
-def watch_payload(watch: Any, max_bars: int = MAX_BARS) -> dict[str, Any]:
-    """``{"headline", "timeline", "events", "frames"}`` of a watch (live or loaded from a log)."""
-    compiles = list(watch.compiles)
-    steps_of = {c.compile_id: c.step for c in compiles}
-    events = [_compile_event(c) for c in compiles]
-    events += [_break_event(i, b, steps_of) for i, b in enumerate(watch.graph_breaks)]
+def watch_payload(report: WatchReport, max_bars: int = MAX_BARS) -> WatchPayload:
+    """What the live watch view draws of ``report`` (a live watch's snapshot, or a log's report)."""
+    steps_of = {c.compile_id: c.step for c in report.compiles}
+    events: list[WatchCompileEvent | WatchBreakEvent] = [_compile_event(c) for c in report.compiles]
+    events += [_break_event(i, b, steps_of) for i, b in enumerate(report.graph_breaks)]
+    headline: WatchHeadline = {"summary": report.summary(), "source": report.source, "error": report.error,
+                               "sample_every": report.sample_every, "step_rule": report.steps_made_by}
     return {
-        "headline": {"summary": watch.summary(), "source": watch.source, "error": watch.error,
-                     "sample_every": watch.sample_every},
-        "timeline": _timeline(list(watch.steps), max_bars),
+        "headline": headline,
+        "timeline": _timeline(report.steps, max_bars),
         "events": events,
-        "frames": [_frame_row(f) for f in watch.frames],
+        "frames": [_frame_row(f) for f in report.frames],
+        "active": report.active,
     }
