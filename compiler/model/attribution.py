@@ -80,16 +80,19 @@ def spread(c: Any, kernel_ms: Mapping[tuple[str, str], float]) -> Spread:
     post_grad: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     fx: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     graphs = {g.id: g for g in c.graphs}
-    stages: dict[str, tuple[dict[str, Any], dict[str, Any], float]] = {}
+    stages: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any], float]] = {}
     for (graph_id, kernel_id), ms in kernel_ms.items():
         graph = graphs.get(graph_id)
         if graph is None or ms <= 0:
             continue
         if graph_id not in stages:
             stages[graph_id] = ({n.name: n for n in graph.post_grad.nodes}, {n.name: n for n in graph.fx.nodes},
+                                {k.id: k for k in graph.kernels},
                                 cost.balance(c.device_name or c.device, _main_float(graph)))
-        pg_nodes, fx_nodes, balance = stages[graph_id]
-        kernel = graph.kernel(kernel_id)
+        pg_nodes, fx_nodes, kernels, balance = stages[graph_id]
+        kernel = kernels.get(kernel_id)
+        if kernel is None:  # a report of a kernel its graph no longer lists
+            continue
         known = [n for n in provenance.computing_nodes(kernel, pg_nodes) if n in pg_nodes]
         if not known:
             if kernel.user_lines:
