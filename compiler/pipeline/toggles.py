@@ -65,6 +65,9 @@ TOGGLES: dict[str, Toggle] = {
                "Reorder the scheduled kernels to lower the estimated peak memory."),
         Toggle("cpp_wrapper", ("cpp_wrapper",),
                "Generate the wrapper as C++ compiled with the kernels (less Python per call), as AOTInductor does."),
+        Toggle("cudagraphs", ("triton.cudagraphs",),
+               "Record each graph as CUDA graphs and replay them: one launch per graph instead of one per kernel "
+               "(mode=\"reduce-overhead\"; GPU only)."),
     )
 }
 
@@ -121,6 +124,21 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
         settings[key] = value
     _check_conflicts(settings)
     return settings
+
+
+def mode_settings(mode: str | None) -> dict[str, Any]:
+    """The Inductor settings of torch.compile's ``mode`` ("reduce-overhead": ``triton.cudagraphs``), or
+    ToggleError naming the modes there are; {} for None."""
+    if mode is None:
+        return {}
+    if not isinstance(mode, str):
+        raise ToggleError(f"mode must be a string such as 'reduce-overhead', got {mode!r} ({type(mode).__name__})")
+    try:
+        return inductor_config.mode_options(mode)
+    except KeyError:
+        modes = list(inductor_config.mode_options())
+        raise ToggleError(f"unknown mode {mode!r}{did_you_mean(mode, modes)}; torch.compile's modes here: "
+                          f"{', '.join(modes)}") from None
 
 
 def _check_conflicts(settings: Mapping[str, Any]) -> None:

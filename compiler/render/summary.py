@@ -2,8 +2,9 @@
 
 What a newcomer asks first: what was compiled, how each graph went from FX nodes to kernels, which
 loop-IR nodes Inductor fused, and for each kernel its kind, its time (when the compilation holds a
-profile) and the line of the user's code it came from. The full tree (guards, every kernel's source,
-the wrapper) stays ``rich.print(c)`` / ``--full`` away.
+profile) and the line of the user's code it came from; under CUDA graphs (``mode="reduce-overhead"``) how
+each graph runs in them and why not, on whose line. The full tree (guards, every kernel's source, the
+wrapper) stays ``rich.print(c)`` / ``--full`` away.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.text import Text
 from ..model.compilation import Compilation
 from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
-from . import call_tree
+from . import call_tree, cudagraphs
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
 FUSIONS_SHOWN = 6
@@ -52,8 +53,13 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     for graph in c.graphs:
         parts.append(Text(f"\n{graph.id} {graph.kind}: ", style="bold") + Text(_sizes(graph)))
         parts += _fusions(graph)
+        if graph.cudagraphs is not None:
+            parts += cudagraphs.graph_lines(graph.cudagraphs)
         if kernels_shown:
             parts.append(_kernels(c, graph, profile, kernels_shown))
+    times = cudagraphs.time_text(c.cudagraphs) if any(g.cudagraphs is not None for g in c.graphs) else None
+    if times:
+        parts.append(Text(f"\n{times}", style="bold"))
     tree = call_tree.rendered(profile) if profile is not None and kernels_shown else None
     if tree is not None:
         parts += [Text(""), tree]
@@ -136,11 +142,16 @@ def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> T
     table.add_column("kind", no_wrap=True, min_width=6)
     if timed:
         table.add_column("ms", justify="right", no_wrap=True, min_width=6)
+    graphed = graph.cudagraphs is not None and graph.cudagraphs.device.startswith("cuda")
+    if graphed:
+        table.add_column("CUDA graph", no_wrap=True)
     table.add_column("your line", no_wrap=True, overflow="ellipsis", ratio=1)
     for kernel in rows[:shown]:
         cells = [kernel.id, kernel.language]
         if timed:
             cells.append(f"{profile.ms(kernel):.3f}")
+        if graphed:
+            cells.append("yes" if graph.cudagraphs.kernel_state(kernel.id)[0] else "no")
         table.add_row(*cells, _line(c, kernel))
     if len(rows) > shown:
         table.caption = f"... {_counted(len(rows) - shown, 'more kernel')} ({graph.id}.kernels)"
