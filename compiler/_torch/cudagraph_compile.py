@@ -104,3 +104,11 @@ def _tensor_like(node: Any) -> bool:
 def placeholders(gm: Any) -> list[str]:
     """The post-grad graph's placeholder names, in order (the order of the graph's inputs)."""
     return [n.name for n in getattr(getattr(gm, "graph", None), "nodes", []) if n.op == "placeholder"]
+
+
+def mark_static(tensor: Any) -> None:
+    """Tell Dynamo and Inductor that ``tensor`` keeps its address from call to call
+    (``torch._dynamo.mark_static_address``): CUDA graph trees then let a graph write into it."""
+    import torch._dynamo
+
+    torch._dynamo.mark_static_address(tensor)

@@ -137,6 +137,13 @@ class FrameStats(Rendered):
     timed_seconds: float = 0.0
     recompiles: int = 0
     graph_breaks: int = 0  # breaks inside this frame (distinct)
+    cudagraph_replays: int = 0  # its graphs' CUDA graph replays seen (mode="reduce-overhead")
+    cudagraph_skips: int = 0  # functions of its graphs the CUDA graph tree gave up on
+
+    @property
+    def replays_cuda_graphs(self) -> bool:
+        """Whether the frame's compiled graphs replay from CUDA graphs (at least once in the run)."""
+        return self.cudagraph_replays > 0
 
     @property
     def mean_seconds(self) -> float:
@@ -165,6 +172,9 @@ class WatchReport(Rendered):
     sample_every: int = 1
     error: str | None = None  # the exception that ended the loop, if one did
     notes: list[str] = field(default_factory=list)
+    # model.watch_cudagraphs.CudaGraphStepEvent: the CUDA graph tree's warm-ups, recordings, re-records, skips
+    # and replays per step (a live watch of a program compiled with mode="reduce-overhead")
+    cudagraph_events: list[Any] = field(default_factory=list)
 
     @property
     def recompiles(self) -> list[CompileEvent]:

@@ -35,6 +35,7 @@ from ..model.errors import TraceLoadError
 from ..model.trace_log import LogProblems, Record, read_records
 from ..model.watch import STEP_MARK, BreakCount, CompileEvent, FrameStats, Step, WatchReport
 from . import frames, watch_live
+from .watch_cudagraphs import CudaGraphWatch
 from .dynamo_records import PAYLOADS, READS, DynamoRecords
 
 T = TypeVar("T")
@@ -278,6 +279,7 @@ class Watch(WatchReport):
         self._running = False
         self._marked = 0  # compiles already written as step marks into a TORCH_TRACE log
         self._earlier: list[watch_earlier.EarlierGraph] | None = None  # graphs compiled before the watch began
+        self._cudagraph_watch = CudaGraphWatch(lambda: self._step)  # the CUDA graph tree's events, per step
 
     # --- listeners ---------------------------------------------------------------------------
     @property
@@ -327,6 +329,7 @@ class Watch(WatchReport):
             if self._earlier is None:
                 self._earlier = watch_earlier.earlier_graphs()
             stack.enter_context(watch_earlier.counting_earlier(self._earlier))
+            stack.enter_context(self._cudagraph_watch.observing())
             self._sink.on_first_call = self._keep if self._keep_graphs else None
             stack.enter_context(structured_trace.on_trace_records(self._on_record, reads=WATCH_READS,
                                                                   payloads=PAYLOADS))
@@ -466,6 +469,8 @@ class Watch(WatchReport):
         found = _break_counts(stage, calls) if stage is not None else []
         self.__dict__["_graph_breaks"] = _earlier_breaks(found, self._earlier or [], calls)
         self.__dict__["_frames"] = _frames(self.__dict__["_compiles"], graphs, self.__dict__["_graph_breaks"])
+        self._cudagraph_watch.annotate(self.__dict__["_frames"])
+        self.__dict__["_cudagraph_events"] = list(self._cudagraph_watch.events)
 
 
 def _current(name: str) -> property:
@@ -482,7 +487,7 @@ def _current(name: str) -> property:
     return property(get, set)
 
 
-for _name in ("steps", "compiles", "graph_breaks", "frames"):
+for _name in ("steps", "compiles", "graph_breaks", "frames", "cudagraph_events"):
     setattr(Watch, _name, _current(_name))
 
 

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..model.cudagraph_what_if import CudaGraphWhatIf
 from ..model.cudagraphs import CudaGraphReport, CudaGraphState, CudaGraphTime, GraphCudaGraphs
 from ..model.formatting import where
 from ..model.slots import html_of, rich_of
@@ -136,3 +137,28 @@ def _(t: CudaGraphTime) -> Any:
 @html_of.register
 def _(t: CudaGraphTime) -> str:
     return f"<p>{html.escape(repr(t))}</p>"
+
+
+def _what_if_rows(w: CudaGraphWhatIf) -> list[list[str]]:
+    rows = [[graph, before, after] for graph, before, after in w.states()]
+    if w.before_time is not None and w.after_time is not None:
+        rows.append(["ms per call", f"{w.before_time.with_ms:.4f}", f"{w.after_time.with_ms:.4f}"])
+    return rows
+
+
+@rich_of.register
+def _(w: CudaGraphWhatIf) -> Any:
+    table = Table(title=f"what if: {w.change}")
+    for column in ("graph", "before", "after"):
+        table.add_column(column)
+    for row in _what_if_rows(w):
+        table.add_row(*row)
+    saved = w.saved_ms
+    tail = [Text(f"{saved:.4f} ms saved per call", style="bold")] if saved is not None else []
+    return Group(table, *tail, *(Text(f"note: {n}", style="dim") for n in w.notes))
+
+
+@html_of.register
+def _(w: CudaGraphWhatIf) -> str:
+    return (f"<div><b>what if: {html.escape(w.change)}</b>" + table_html(["graph", "before", "after"], _what_if_rows(w))
+            + "</div>")
