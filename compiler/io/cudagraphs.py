@@ -24,8 +24,8 @@ def _reason(r: PartitionReason) -> PartitionReasonRecord:
             "line": _line(r.line)}
 
 
-def _partition(p: CudaGraphPartition) -> CudaGraphPartitionRecord:
-    return {"index": p.index, "captured": p.captured, "function": p.function, "nodes": list(p.nodes),
+def _partition(p: CudaGraphPartition, replays: bool) -> CudaGraphPartitionRecord:
+    return {"index": p.index, "captured": p.captured, "replays": replays, "function": p.function, "nodes": list(p.nodes),
             "kernels": list(p.kernels), "post_grad_nodes": list(p.post_grad_nodes),
             "reasons": [_reason(r) for r in p.reasons]}
 
@@ -44,7 +44,9 @@ def to_json(g: GraphCudaGraphs, events: bool = True) -> CudaGraphsRecord:
     """``events=False``: what the compile decided only (the warm-capture store keeps no run's events, nor the
     skip the tree decided at a run: the next capture's run decides it again)."""
     skip = g.skip if g.skip is not None and (events or g.skip.when == "compile") else None
-    return {"device": g.device, "state": g.state.value, "partitions": [_partition(p) for p in g.partitions],
+    kept = GraphCudaGraphs(g.device, g.partitions, skip)  # what the record says, for its derived fields
+    return {"device": g.device, "state": kept.state.value,
+            "partitions": [_partition(p, kept.replays(p)) for p in g.partitions],
             "skip": _skip(skip) if skip is not None else None,
             "events": [_event(e) for e in g.events] if events else [],
             "user_inputs": dict(g.user_inputs), "notes": list(g.notes)}

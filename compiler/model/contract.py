@@ -178,7 +178,8 @@ class CudaGraphPartitionRecord(TypedDict):
     """One partition of a graph: nodes run together, inside one CUDA graph or outside any."""
 
     index: int  # its place among the graph's partitions, in launch order
-    captured: bool  # replays from a CUDA graph
+    captured: bool  # Inductor recorded it for a CUDA graph
+    replays: bool  # it replays from one: captured, and no skip of the graph or of it (derived, for views)
     function: str | None  # the wrapper function recorded for it ("partition_0", "call"); null: inline in call
     nodes: list[str]  # its scheduler (fused-group) nodes
     kernels: list[str]  # kernel ids it launches
