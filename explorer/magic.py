@@ -90,9 +90,10 @@ def parse_config(args: Any) -> dict[str, Any]:
     """--mode, toggle flags and --config key=value pairs -> a config dict (UsageError when malformed or invalid);
     a flag or --config wins over the mode's value of the same toggle."""
     try:
-        config: dict[str, Any] = toggle_names_for(mode_settings(getattr(args, "mode", None)))
+        mode = toggle_names_for(mode_settings(getattr(args, "mode", None)))
     except ToggleError as error:
         raise UsageError(f"--mode: {error}") from None
+    config: dict[str, Any] = {}
     for flag, (name, value) in toggle_flags().items():
         if getattr(args, _dest(flag)):
             config[name] = value
@@ -101,6 +102,9 @@ def parse_config(args: Any) -> dict[str, Any]:
         if not sep or not key.strip():
             raise UsageError(f"--config takes key=value (for example --config triton.cudagraphs=false), got {pair!r}")
         config[key.strip()] = _parse_value(value)
+    given = set(config) | {TOGGLES[name].key for name in config if name in TOGGLES}
+    config = {**{name: value for name, value in mode.items()
+                 if name not in given and (name not in TOGGLES or TOGGLES[name].key not in given)}, **config}
     try:
         settings.normalize(config)
     except ToggleError as error:

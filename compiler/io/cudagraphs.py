@@ -26,7 +26,7 @@ def _reason(r: PartitionReason) -> PartitionReasonRecord:
 
 def _partition(p: CudaGraphPartition, replays: bool) -> CudaGraphPartitionRecord:
     return {"index": p.index, "captured": p.captured, "replays": replays, "function": p.function, "nodes": list(p.nodes),
-            "kernels": list(p.kernels), "post_grad_nodes": list(p.post_grad_nodes),
+            "kernels": list(p.kernels), "launches": list(p.launches), "post_grad_nodes": list(p.post_grad_nodes),
             "reasons": [_reason(r) for r in p.reasons]}
 
 
@@ -60,7 +60,7 @@ def from_json(data: Any) -> GraphCudaGraphs | None:
         device=str(data.get("device", "")),
         partitions=[CudaGraphPartition(
             index=int(p["index"]), captured=bool(p["captured"]), function=p.get("function"),
-            nodes=list(p.get("nodes", [])), kernels=list(p.get("kernels", [])),
+            nodes=list(p.get("nodes", [])), kernels=list(p.get("kernels", [])), launches=list(p.get("launches", [])),
             post_grad_nodes=list(p.get("post_grad_nodes", [])),
             reasons=[PartitionReason(node=str(r["node"]), reason=str(r["reason"]), op=str(r.get("op", "")),
                                      post_grad=str(r.get("post_grad", "")), kernels=tuple(r.get("kernels", [])),

@@ -182,7 +182,8 @@ class CudaGraphPartitionRecord(TypedDict):
     replays: bool  # it replays from one: captured, and no skip of the graph or of it (derived, for views)
     function: str | None  # the wrapper function recorded for it ("partition_0", "call"); null: inline in call
     nodes: list[str]  # its scheduler (fused-group) nodes
-    kernels: list[str]  # kernel ids it launches
+    kernels: list[str]  # kernel ids it launches, each once, by first launch
+    launches: list[str]  # its launches in wrapper order, a kernel called twice listed twice
     post_grad_nodes: list[str]  # post-grad nodes it computes
     reasons: list[PartitionReasonRecord]  # why not captured, per node (empty when captured)
 

@@ -116,7 +116,8 @@ class CudaGraphPartition:
     captured: bool  # Inductor recorded it for a CUDA graph (a cudagraphable partition of a graph it did not skip)
     function: str | None  # the wrapper function recorded for it ("partition_0"; "call": the graph whole); None: inline
     nodes: list[str] = field(default_factory=list)  # its scheduler (fused-group) nodes, in order
-    kernels: list[str] = field(default_factory=list)  # the kernels it launches
+    kernels: list[str] = field(default_factory=list)  # the kernels it launches, each once, by first launch
+    launches: list[str] = field(default_factory=list)  # its kernel launches in order (a kernel called twice: twice)
     post_grad_nodes: list[str] = field(default_factory=list)  # the post-grad nodes it computes
     reasons: list[PartitionReason] = field(default_factory=list)  # why not captured, per node (empty when captured)
 

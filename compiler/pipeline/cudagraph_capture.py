@@ -93,22 +93,41 @@ def build(graph: Any, raw: RawCudaGraphs, user_inputs: dict[str, int]) -> GraphC
     return state
 
 
+def _launches(graph: Any, kernels: list[str] | None, inside: tuple[int, int] | None,
+              outside: list[tuple[int, int]]) -> list[str]:
+    """Kernel launches in wrapper order: those of ``kernels`` (None: any kernel), at lines ``inside`` a span
+    (a partition function's) or, without one, outside every span in ``outside``."""
+    calls = []
+    for kernel in graph.kernels:
+        if kernels is not None and kernel.id not in kernels:
+            continue
+        for line in kernel.wrapper_lines:
+            within = inside[0] <= line <= inside[1] if inside else not any(a <= line <= b for a, b in outside)
+            if within:
+                calls.append((line, kernel.id))
+    return [kernel for _, kernel in sorted(calls)]
+
+
 def _partitions(graph: Any, partitions: list[Partition] | None, wrapped: bool) -> list[CudaGraphPartition]:
     groups = {g.name: g for g in graph.fused}
     nodes = {n.name: n for n in graph.post_grad.nodes}
     functions = partition_functions(graph.wrapper.source)
     if not partitions:
-        called = [k.id for k in graph.kernels]
+        launches = _launches(graph, None, None, [])
         return [CudaGraphPartition(index=0, captured=wrapped, function="call" if wrapped else None,
-                                   nodes=[g.name for g in graph.fused], kernels=called,
+                                   nodes=[g.name for g in graph.fused],
+                                   kernels=list(dict.fromkeys(launches + [k.id for k in graph.kernels])),
+                                   launches=launches,
                                    post_grad_nodes=[n.name for n in graph.post_grad.nodes if n.op == "call_function"])]
     out = []
     for index, partition in enumerate(partitions):
-        kernels = list(dict.fromkeys(k for n in partition.nodes if n in groups for k in groups[n].kernels))
+        grouped = list(dict.fromkeys(k for n in partition.nodes if n in groups for k in groups[n].kernels))
         span = functions.get(partition.function or "")
-        if span is not None:  # what the partition's wrapper function launches, whatever fusion named it
-            kernels += [k.id for k in graph.kernels if k.id not in kernels
-                        and any(span[0] <= line <= span[1] for line in k.wrapper_lines)]
+        # a partition function launches what its body calls, whatever fusion named it; an inline partition
+        # its own groups' kernels, at lines outside every partition function
+        launches = _launches(graph, None, span, []) if span else _launches(graph, grouped, None,
+                                                                              list(functions.values()))
+        kernels = list(dict.fromkeys(launches + grouped))
         post_grad = list(dict.fromkeys(o for n in partition.nodes if n in groups for o in groups[n].origins))
         reasons = []
         for name, reason in partition.reasons.items():
@@ -121,7 +140,7 @@ def _partitions(graph: Any, partitions: list[Partition] | None, wrapped: bool) -
                                            line=node.user_line if node is not None else None))
         out.append(CudaGraphPartition(index=index, captured=partition.cudagraphable and wrapped,
                                       function=partition.function, nodes=list(partition.nodes), kernels=kernels,
-                                      post_grad_nodes=post_grad, reasons=reasons))
+                                      launches=launches, post_grad_nodes=post_grad, reasons=reasons))
     return out
 
 

@@ -138,7 +138,6 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
                     out.calls[key] += 1
     (launches, replays), replay_keys = graph_launches(events), ReplayKeys(c, refs)
     in_replay = {id(e): i for group in replays.values() for i, e in enumerate(group)}
-    counted: set[tuple[int, str]] = set()  # (replay, key): a replay calls each of its kernels once
     for activity in activities:
         launcher = host.get(activity.linked)
         if launcher is None or launcher.thread not in calls:  # a replayed kernel linked to no host operator
@@ -155,9 +154,8 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
         out.total_us += spent
         replay = replays.get(activity.correlation)
         if replay is not None:
-            key = replay_keys.keys(call.graph, activity.correlation, replay)[in_replay[id(activity)]]
-            if key is not None and (activity.correlation, key) not in counted:
-                counted.add((activity.correlation, key))
+            key, starts = replay_keys.keys(call.graph, activity.correlation, replay)[in_replay[id(activity)]]
+            if key is not None and starts:
                 out.calls[key] += 1
         else:
             top = _enclosing(call.starts, at)

@@ -30,12 +30,14 @@ def _with_partitions() -> dict:
         "device": "cuda:0", "state": "partial",
         "partitions": [
             {"index": 0, "captured": False, "replays": False, "function": None, "nodes": [left_out["name"]],
-             "kernels": list(left_out["kernels"]), "post_grad_nodes": list(left_out["origins"]),
+             "kernels": list(left_out["kernels"]), "launches": list(left_out["kernels"]),
+             "post_grad_nodes": list(left_out["origins"]),
              "reasons": [{"node": left_out["name"], "reason": "cpu ops", "op": "aten.mm.default",
                           "post_grad": left_out["origins"][0], "kernels": list(left_out["kernels"]),
                           "line": kernel["user_lines"][0]}]},
             {"index": 1, "captured": True, "replays": True, "function": "partition_0", "nodes": [captured["name"]],
-             "kernels": list(captured["kernels"]), "post_grad_nodes": list(captured["origins"]), "reasons": []},
+             "kernels": list(captured["kernels"]), "launches": list(captured["kernels"]),
+             "post_grad_nodes": list(captured["origins"]), "reasons": []},
         ],
         "skip": None, "events": [], "user_inputs": {}, "notes": [],
     }

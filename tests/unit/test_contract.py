@@ -227,7 +227,7 @@ def _sample() -> Compilation:
     cudagraphs = GraphCudaGraphs(
         device="cuda:0",
         partitions=[CudaGraphPartition(index=0, captured=True, function="partition_0", nodes=["op0_op1"],
-                                       kernels=["k0"], post_grad_nodes=["add"],
+                                       kernels=["k0"], launches=["k0", "k0"], post_grad_nodes=["add"],
                                        reasons=[PartitionReason(node="op2", reason="cpu ops", op="aten.mul.Tensor",
                                                                 post_grad="mul", kernels=("k1",),
                                                                 line=("/m.py", 4))])],
