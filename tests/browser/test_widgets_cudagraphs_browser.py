@@ -104,3 +104,24 @@ def test_a_trace_without_cuda_graphs_shows_none_of_it(browser, tmp_path):
     assert page.locator(".ie-khead[data-col=cudagraph]").count() == 0
     assert page.locator(".ie-cg-banner").count() == 0
     assert page.errors == []
+
+
+def test_a_recorded_skip_names_its_node_kernels_and_line(browser, tmp_path):
+    """The mutated-input trace recorded on a GPU (tests/record_cudagraph_fixtures.py)."""
+    trace = json.loads((FIXTURES / "gpu_cudagraphs_mutation.json").read_text())
+    skip = trace["graphs"][0]["cudagraphs"]["skip"]
+    page = open_export(browser, trace, tmp_path)
+    click(page, ".ie-stage-btn[data-stage=kernels]")
+    page.wait_for_selector(".ie-kernels-stage .ie-cg-banner", timeout=15_000)
+    banner = page.locator(".ie-kernels-stage .ie-cg-banner")
+    assert banner.get_attribute("data-state") == "skipped"
+    cause = banner.locator(".ie-cg-cause[data-cause=skip]")
+    assert cause.locator(".ie-cg-skip").inner_text() == f"skipped: {skip['kind']}"
+    assert cause.locator(".ie-chip-post_grad").get_attribute("data-id") == skip["node"]
+    assert [cause.locator(".ie-chip-kernel").nth(i).get_attribute("data-id")
+            for i in range(cause.locator(".ie-chip-kernel").count())] == skip["kernels"]
+    file, line = skip["line"]
+    click(page, ".ie-kernels-stage .ie-cg-cause[data-cause=skip] .ie-chip-user_line")
+    side = page.locator(f".ie-side .ie-user-line[data-file='{file}'][data-line='{line}']")
+    assert side.get_attribute("data-cudagraph") == "true"
+    assert page.errors == []
