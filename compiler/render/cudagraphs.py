@@ -12,14 +12,13 @@ import html
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from ..model.cudagraph_what_if import CudaGraphWhatIf
 from ..model.cudagraphs import CudaGraphReport, CudaGraphState, CudaGraphTime, GraphCudaGraphs
 from ..model.formatting import where
 from ..model.slots import html_of, rich_of
-from .core import table_html
+from .core import rich_table, table_html
 
 _STYLE = {CudaGraphState.CAPTURED: "green", CudaGraphState.PARTIAL: "yellow", CudaGraphState.SKIPPED: "red",
           CudaGraphState.NO_GPU: "dim"}
@@ -92,11 +91,7 @@ _PARTITION_HEAD = ["partition", "function", "captured", "kernels", "which", "why
 
 @rich_of.register
 def _(state: GraphCudaGraphs) -> Any:
-    table = Table(title="partitions")
-    for column in _PARTITION_HEAD:
-        table.add_column(column)
-    for row in _partition_rows(state):
-        table.add_row(*row)
+    table = rich_table("partitions", _PARTITION_HEAD, _partition_rows(state))
     return Group(Text(headline(state), style=_STYLE[state.state]), table,
                  *(Text(phrase, style="yellow") for phrase in why_not(state)),
                  *(Text(f"note: {n}", style="dim") for n in state.notes))
@@ -148,11 +143,7 @@ def _what_if_rows(w: CudaGraphWhatIf) -> list[list[str]]:
 
 @rich_of.register
 def _(w: CudaGraphWhatIf) -> Any:
-    table = Table(title=f"what if: {w.change}")
-    for column in ("graph", "before", "after"):
-        table.add_column(column)
-    for row in _what_if_rows(w):
-        table.add_row(*row)
+    table = rich_table(f"what if: {w.change}", ["graph", "before", "after"], _what_if_rows(w))
     saved = w.saved_ms
     tail = [Text(f"{saved:.4f} ms saved per call", style="bold")] if saved is not None else []
     return Group(table, *tail, *(Text(f"note: {n}", style="dim") for n in w.notes))

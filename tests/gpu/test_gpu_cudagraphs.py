@@ -58,12 +58,14 @@ def torch_partition_log():
 
 
 def logged_partitions(messages: list[str]) -> tuple[list[tuple[int, bool]], dict[str, str]]:
-    """[(nodes, cudagraphable)] of each partition Inductor logged, and node -> reason of the left-out ones."""
-    created = [m for m in messages if _CREATED.search(m)]
-    assert len(created) == 1, messages
-    parts = [(int(m.group(2)), m.group(3) == "cudagraphable") for m in map(_PARTITION.search, messages) if m]
-    reasons = {m.group(1): m.group(2).strip() for m in map(_NODE.match, messages) if m}
-    assert len(parts) == int(_CREATED.search(created[0]).group(1))
+    """[(nodes, cudagraphable)] of each partition Inductor logged for the graph it partitioned last, and
+    node -> reason of the left-out ones."""
+    starts = [i for i, m in enumerate(messages) if _CREATED.search(m)]
+    assert starts, messages
+    block = messages[starts[-1]:]
+    parts = [(int(m.group(2)), m.group(3) == "cudagraphable") for m in map(_PARTITION.search, block) if m]
+    reasons = {m.group(1): m.group(2).strip() for m in map(_NODE.match, block) if m}
+    assert len(parts) == int(_CREATED.search(block[0]).group(1))
     return parts, reasons
 
 
