@@ -151,7 +151,8 @@ def _compile_skip(graph: Any, raw: RawCudaGraphs, wrapped: bool) -> CudaGraphSki
         return None
     reason = raw.compiled.reason
     if reason is None:
-        if graph.kind == "backward":
+        recordable = raw.partitions is None or any(p.cudagraphable for p in raw.partitions)
+        if graph.kind == "backward" and recordable:
             return CudaGraphSkip(kind=SkipKind.FORWARD_SKIPPED, message="its forward graph runs without CUDA graphs, "
                                  "and Inductor turns them off for both")
         return None
