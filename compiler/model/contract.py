@@ -331,6 +331,18 @@ class WatchFrameRow(TypedDict):
     compiles: int  # its compiles, recompiles included
     recompiles: int  # of which recompiles
     breaks: int  # distinct graph breaks inside it
+    cudagraph_replays: int  # replays of its graphs' CUDA graphs (mode="reduce-overhead"); 0 without
+    cudagraph_skips: int  # functions of its graphs the CUDA graph tree gave up on
+
+
+class WatchCudaGraphEvent(TypedDict):
+    step: int  # the step it happened in
+    compile: str  # the compile id of the graph whose function it is ("0/1"); "" when the tree did not say
+    function: str  # the function the tree records: "call" (the graph whole) or "partition_N"
+    kind: Literal["warm-up", "record", "re-record", "replay", "eager", "skip", "many shapes"]  # what the tree did
+    mode: str  # "inference", "forward" or "backward" ("" when unknown)
+    count: int  # how many times in the step (replays and eager runs are counted, the rest one by one)
+    reason: str  # a re-record's failed invariant, a skip's or warning's message; "" otherwise
 
 
 class WatchPayload(TypedDict):
@@ -338,4 +350,5 @@ class WatchPayload(TypedDict):
     timeline: WatchTimeline  # the step bars
     events: list[WatchCompileEvent | WatchBreakEvent]  # compiles in order, then the distinct breaks
     frames: list[WatchFrameRow]  # one row per compiled frame
+    cudagraphs: list[WatchCudaGraphEvent]  # the CUDA graph tree's events per step, oldest first; [] without
     active: bool  # the loop was still running when the payload was made

@@ -125,3 +125,84 @@ def test_a_recorded_skip_names_its_node_kernels_and_line(browser, tmp_path):
     side = page.locator(f".ie-side .ie-user-line[data-file='{file}'][data-line='{line}']")
     assert side.get_attribute("data-cudagraph") == "true"
     assert page.errors == []
+
+
+# ------------------------------------------------------------------------------- the live watch view
+
+_WATCH_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="stylesheet" href="explorer.css"></head>
+<body><div id="w"></div><script type="module">
+import widget from "./explorer.js";
+const traits = {...JSON.parse(document.getElementById("payload").textContent), selected: ""};
+const handlers = {};
+const model = {  // what anywidget hands a render: traits read and set, changes listened to
+  get: (k) => traits[k], set: (k, v) => { traits[k] = v; }, save_changes() {}, send() {},
+  on: (e, f) => { (handlers[e] ||= []).push(f); }, off: (e, f) => { handlers[e] = (handlers[e] || []).filter((g) => g !== f); },
+};
+window.showPayload = (payload) => {  // WatchWidget.show: every trait at once
+  for (const [k, v] of Object.entries(payload)) { traits[k] = v; (handlers[`change:${k}`] || []).forEach((f) => f()); }
+};
+widget.render({ model, el: document.getElementById("w") });
+</script><script type="application/json" id="payload">PAYLOAD</script></body></html>"""
+
+
+def _watched_under_cuda_graphs():
+    """A watch report with the CUDA graph tree's events of a frame recompiled at step 5 (what
+    tests/gpu/test_gpu_cudagraphs.py's watch sees on a GPU), read into the view's payload."""
+    from compiler.io.watch import watch_payload
+    from compiler.model.cudagraphs import EventKind
+    from compiler.model.watch import CompileEvent, FrameStats, Step, WatchReport
+    from compiler.model.watch_cudagraphs import CudaGraphStepEvent
+
+    events = [CudaGraphStepEvent(0, "0/0", EventKind.WARMUP, "call", "inference"),
+              CudaGraphStepEvent(1, "0/0", EventKind.RECORD, "call", "inference")]
+    events += [CudaGraphStepEvent(step, "0/0", EventKind.REPLAY, "call", "inference") for step in (2, 3, 4)]
+    events += [CudaGraphStepEvent(5, "0/1", EventKind.WARMUP, "call", "inference"),
+               CudaGraphStepEvent(6, "0/1", EventKind.RERECORD, "call", "inference", 1, "static input data pointer changed"),
+               CudaGraphStepEvent(7, "0/1", EventKind.REPLAY, "call", "inference", 2)]
+    frame = FrameStats("0", "step_fn", "train.py", 3, ["0/0", "0/1"], calls=9, recompiles=1,
+                       cudagraph_replays=5, cudagraph_skips=0)
+    return watch_payload(WatchReport(
+        steps=[Step(i, 0.001, {"0/0" if i < 5 else "0/1": 1}) for i in range(9)],
+        compiles=[CompileEvent("0/0", "step_fn", step=0), CompileEvent("0/1", "step_fn", step=5, reasons=["0/0: x"])],
+        frames=[frame], cudagraph_events=events))
+
+
+def _watch_page(browser, payload):
+    from widgets._bundle import BUNDLE_CSS, BUNDLE_JS
+    from widgets.html import embed_json
+
+    files = {"explorer.js": (BUNDLE_JS.read_bytes(), "text/javascript"),
+             "explorer.css": (BUNDLE_CSS.read_bytes(), "text/css"),
+             "watch.html": (_WATCH_PAGE.replace("PAYLOAD", embed_json(payload)).encode(), "text/html")}
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+
+    def serve(route):  # the page and the bundle from memory: a module script does not load from file://
+        body, kind = files[route.request.url.rsplit("/", 1)[1]]
+        route.fulfill(body=body, content_type=kind)
+
+    page.route("http://watch.test/**", serve)
+    page.goto("http://watch.test/watch.html")
+    page.wait_for_selector(".ie-watchview .ie-watch-frames", timeout=15_000)
+    return page
+
+
+def test_the_watch_view_lists_the_trees_events_and_each_frames_replays(browser):
+    payload = _watched_under_cuda_graphs()
+    page = _watch_page(browser, payload)
+    rows = page.locator(".ie-watch-cudagraphs tbody tr").evaluate_all(
+        "rs => rs.map(r => [Number(r.dataset.step), r.dataset.compile, r.dataset.kind, "
+        "r.querySelector('[data-col=count]').textContent, r.querySelector('.ie-watch-reason').textContent])")
+    assert rows == [[e["step"], e["compile"], e["kind"], str(e["count"]), e["reason"]] for e in payload["cudagraphs"]]
+    [frame] = payload["frames"]
+    assert page.locator('.ie-watch-frames [data-col="cudagraph_replays"]').inner_text() == str(frame["cudagraph_replays"])
+    assert page.locator('.ie-watch-frames [data-col="cudagraph_skips"]').inner_text() == "0"
+
+    # the same view handed a run without CUDA graphs shows neither the table nor the frames' columns
+    page.evaluate("p => window.showPayload(p)", {**payload, "cudagraphs": [],
+                                                 "frames": [{**frame, "cudagraph_replays": 0, "cudagraph_skips": 0}]})
+    assert page.locator(".ie-watch-cudagraphs").count() == 0
+    assert page.locator('.ie-watch-frames [data-col="cudagraph_replays"]').count() == 0
+    assert page.locator('.ie-watch-frames [data-col="calls"]').inner_text() == "9"
+    assert page.errors == []
