@@ -5,6 +5,7 @@ matched to the recorded function's launches, and ``%%compile --mode``."""
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -350,3 +351,55 @@ def test_each_frame_counts_its_graphs_replays_and_skips():
     frames = frame_stats(compiles, {}, [], events)
     assert [(f.frame_id, f.cudagraph_replays, f.cudagraph_skips, f.replays_cuda_graphs) for f in frames] == [
         ("0", 5, 1, True), ("1", 0, 0, False)]
+
+
+# ---------------------------------------------------------------------------------------- the terminal
+
+
+def _partitioned_trace(device: str) -> dict:
+    """A real GPU compilation (tests/fixtures/gpu_default.json) given a ``cudagraphs`` record of its own
+    kernels: the matmul's partition left out for a CPU op, the gelu kernel's captured."""
+    import json
+
+    from tests.paths import FIXTURES
+
+    trace = json.loads((FIXTURES / "gpu_default.json").read_text())
+    graph = trace["graphs"][0]
+    fused = {f["name"]: f for f in graph["fused"]}
+
+    def partition(index, group, captured):
+        reasons = [] if captured else [{"node": group["name"], "reason": "cpu ops", "op": "aten.mm.default",
+                                        "post_grad": group["origins"][0], "kernels": group["kernels"], "line": None}]
+        return {"index": index, "captured": captured, "replays": captured,
+                "function": "partition_0" if captured else None, "nodes": [group["name"]],
+                "kernels": group["kernels"], "launches": group["kernels"], "post_grad_nodes": group["origins"],
+                "reasons": reasons}
+
+    graph["cudagraphs"] = {"device": device, "state": "partial", "skip": None, "events": [], "user_inputs": {},
+                           "notes": [], "partitions": [partition(0, fused["op0"], False), partition(1, fused["op1"], True)]}
+    return trace
+
+
+def _compact(trace: dict, width: int) -> list[str]:
+    from rich.console import Console
+
+    from compiler import from_json
+    from compiler.api import compact_view
+
+    console = Console(record=True, width=width, file=io.StringIO())
+    console.print(compact_view(from_json(trace)))
+    return console.export_text().splitlines()
+
+
+def test_the_kernels_table_says_which_kernels_a_cuda_graph_holds_on_80_columns():
+    trace = _partitioned_trace("cuda:0")
+    held = {k: p["replays"] for p in trace["graphs"][0]["cudagraphs"]["partitions"] for k in p["kernels"]}
+    lines = _compact(trace, 80)
+    (header,) = [line for line in lines if line.startswith("kernel ")]
+    assert header.split() == ["kernel", "kind", "CUDA", "graph", "your", "line"]
+    rows = {line.split()[0]: line.split()[2] for line in lines if line.split() and line.split()[0] in held}
+    assert rows == {kernel: "yes" if replays else "no" for kernel, replays in held.items()}
+    assert max(len(line) for line in lines) <= 80
+    # the same record on a CPU device: no CUDA graph holds anything there, and the column is left out
+    (header,) = [line for line in _compact(_partitioned_trace("cpu"), 80) if line.startswith("kernel ")]
+    assert header.split() == ["kernel", "kind", "your", "line"]
