@@ -66,6 +66,7 @@ _NAMES: dict[str, str] = {
     "diff": "compiler.model.diff_pairing",
     "Diff": "compiler.model.diff",
     "WhatIfError": "compiler.model.what_if",
+    "CudaGraphFixError": "compiler.model.cudagraph_what_if",
 }
 
 __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
@@ -75,7 +76,7 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
     "GraphBreak", "ShapeSymbol", "Recompile", "FrameMetrics", "ExportStage", "TraceSet", "RankTrace",
     "Divergence", "CompileError", "CountersUnavailable", "ExportError", "TraceFormatError", "TraceLoadError",
     "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers", "start_sweep_workers", "diff", "Diff",
-    "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError",
+    "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError", "CudaGraphFixError",
 ]
 
 
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                                NotFused, Wrapper)
     from .model.traceset import Divergence, RankTrace, TraceSet
     from .model.what_if import WhatIfError
+    from .model.cudagraph_what_if import CudaGraphFixError
     from .pipeline.capture_entry import capture
     from .pipeline.export_capture import capture_export
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning

@@ -35,6 +35,7 @@ _NAMES: dict[str, tuple[str, str]] = {
                                                               "set_display")},
     "tensor_specs": ("compiler.pipeline.specs", "tensor_specs"),
     "resolve_toggles": ("compiler.pipeline.toggles", "resolve"),
+    "mode_settings": ("compiler.pipeline.toggles", "mode_settings"),
     "toggle_names_for": ("compiler.pipeline.toggles", "toggle_names_for"),
     "compact_view": ("compiler.render.summary", "compact_view"),
     "KERNEL_SORTS": ("compiler.render.table_rows", "KERNEL_SORTS"),
@@ -67,7 +68,7 @@ def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset
 __all__ = [  # provide_views and every key of _NAMES
     "provide_views", "COMPILE_STAGES", "Cancelled", "Display", "Step", "set_display", "did_you_mean",
     "in_notebook", "watch_payload",
-    "tensor_specs", "resolve_toggles", "toggle_names_for", "inductor_default", "inductor_has_key",
+    "tensor_specs", "resolve_toggles", "mode_settings", "toggle_names_for", "inductor_default", "inductor_has_key",
     "compile_redirected", "original_of", "compact_view", "KERNEL_SORTS", "autotune_groups", "kernel_rows",
     "select_rows", "autotune_table", "kernels_table", "TRACE_SCHEMA", "TRACE_VERSION",
 ]
@@ -83,6 +84,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .model.notebook import in_notebook
     from .model.progress import COMPILE_STAGES, Cancelled, Display, Step, set_display
     from .pipeline.specs import tensor_specs
+    from .pipeline.toggles import mode_settings
     from .pipeline.toggles import resolve as resolve_toggles
     from .pipeline.toggles import toggle_names_for
     from .render.summary import compact_view

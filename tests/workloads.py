@@ -229,3 +229,30 @@ def rmsnorm_gate_cumsum(x, weight):
     normed = x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * weight
     gate, up = normed.chunk(2, dim=-1)
     return torch.cumsum(torch.nn.functional.silu(gate) * up, dim=-1)
+
+
+class DeepMLP(nn.Module):
+    """Eight Linear + ReLU layers: a launch-bound program at small batches, whole in one CUDA graph."""
+
+    def __init__(self, width: int = 256, depth: int = 8) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+def mutates_state(x: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+    """Writes into its input ``state``: CUDA graph trees run it without a CUDA graph."""
+    y = torch.relu(x) * 2
+    state.add_(1)
+    return y + state
+
+
+def cpu_scalar(x: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A GPU computation beside one on a 0-dim CPU tensor: graph partitions leave the CPU op out."""
+    y = x * 2 + 1
+    t = s * 3
+    return y, t

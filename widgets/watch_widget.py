@@ -2,7 +2,8 @@
 
 The view is a few small synced traits, one per key of the watch payload (``contract.WatchPayload``, built
 by compiler/io/watch.py): a headline, the step timeline with compiles, recompiles and graph breaks marked
-at their step, the events and the compiled frames. The widget only shows the payloads it is handed
+at their step, the events, the compiled frames and, under CUDA graphs, what the CUDA graph tree did in each
+step. The widget only shows the payloads it is handed
 (``show``): explorer makes it a listener of the watch, which hands it a new payload at most four times a
 second while the loop runs and once at the end, from the loop's own thread.
 
@@ -33,6 +34,7 @@ class WatchWidget(anywidget.AnyWidget):
     timeline = traitlets.Dict().tag(sync=True)  # contract.WatchTimeline
     events = traitlets.List().tag(sync=True)  # contract.WatchCompileEvent / WatchBreakEvent, in order
     frames = traitlets.List().tag(sync=True)  # contract.WatchFrameRow, one per compiled frame
+    cudagraphs = traitlets.List().tag(sync=True)  # contract.WatchCudaGraphEvent: the CUDA graph tree's, per step
     active = traitlets.Bool(False).tag(sync=True)  # the loop is still running
     selected = traitlets.Unicode("").tag(sync=True)  # the id of the event whose detail is shown
 
@@ -50,6 +52,7 @@ class WatchWidget(anywidget.AnyWidget):
             self.timeline = dict(payload["timeline"])
             self.events = list(payload["events"])
             self.frames = list(payload["frames"])
+            self.cudagraphs = list(payload["cudagraphs"])
             self.active = payload["active"]
 
     def close(self) -> None:

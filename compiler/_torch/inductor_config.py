@@ -40,6 +40,19 @@ def get(key: str) -> Any:
     return functools.reduce(getattr, key.split("."), _config)
 
 
+def mode_options(mode: str | None = None) -> dict[str, Any]:
+    """The Inductor settings torch.compile's ``mode`` turns on (``torch._inductor.list_mode_options``); every
+    mode's with ``mode=None``. Raises KeyError for a mode this torch does not know."""
+    from torch._inductor import list_mode_options
+
+    modes = list_mode_options()
+    if mode is None:
+        return dict(modes)
+    if mode not in modes:
+        raise KeyError(mode)
+    return dict(modes[mode])
+
+
 def default(key: str) -> Any:
     """The value Inductor ships with (before env vars and user overrides)."""
     entries = getattr(_config, "_config", None)

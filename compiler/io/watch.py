@@ -5,14 +5,17 @@ widget only shows what it is sent.
 The timeline stays small however long the loop runs: past ``max_bars`` steps, consecutive steps share a
 bar (its mean and its slowest step), and the events keep their own step, so a recompile at step 90,000 is
 still marked where it happened. Events are the compiles, recompiles and graph breaks, each with the detail
-the view shows when it is picked (reason, failed guard, file:line, the value that broke it).
+the view shows when it is picked (reason, failed guard, file:line, the value that broke it); under CUDA graphs
+the CUDA graph tree's events come apart (``cudagraphs``: one row per step and function, replays counted), and
+each frame says how often its graphs replayed.
 """
 
 from __future__ import annotations
 
-from ..model.contract import (WatchBreakEvent, WatchCompileEvent, WatchFrameRow, WatchHeadline, WatchPayload,
-                              WatchTimeline)
+from ..model.contract import (WatchBreakEvent, WatchCompileEvent, WatchCudaGraphEvent, WatchFrameRow, WatchHeadline,
+                              WatchPayload, WatchTimeline)
 from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, WatchReport
+from ..model.watch_cudagraphs import CudaGraphStepEvent
 
 MAX_BARS = 400
 
@@ -75,6 +78,20 @@ def _frame_row(frame: FrameStats) -> WatchFrameRow:
         "compiles": len(frame.compile_ids),
         "recompiles": frame.recompiles,
         "breaks": frame.graph_breaks,
+        "cudagraph_replays": frame.cudagraph_replays,
+        "cudagraph_skips": frame.cudagraph_skips,
+    }
+
+
+def _cudagraph_event(event: CudaGraphStepEvent) -> WatchCudaGraphEvent:
+    return {
+        "step": event.step,
+        "compile": event.compile_id,
+        "function": event.function,
+        "kind": event.kind.value,  # type: ignore[typeddict-item]  # EventKind's values, the Literal's
+        "mode": event.mode,
+        "count": event.count,
+        "reason": event.reason,
     }
 
 
@@ -90,5 +107,6 @@ def watch_payload(report: WatchReport, max_bars: int = MAX_BARS) -> WatchPayload
         "timeline": _timeline(report.steps, max_bars),
         "events": events,
         "frames": [_frame_row(f) for f in report.frames],
+        "cudagraphs": [_cudagraph_event(e) for e in report.cudagraph_events],
         "active": report.active,
     }

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from . import gc_pause, progress, slots
 from .compile_time import CompileCall, CompileTimeReport
 from .compile_time_build import build as build_compile_time
+from .cudagraphs import CudaGraphReport
 from .formatting import did_you_mean
 from .dynamo import DynamoStage
 from .export import ExportStage
@@ -90,6 +91,8 @@ class Compilation(Rendered):
     export: ExportStage | None = None  # an AOT compilation (explorer.export): the exported program and its package
     # what torch warned while compiling, and what the capture's hooks swallowed to let it go on (Note)
     notes: list[Note] = field(default_factory=list)
+    # every c.cudagraphs.measure(): a call with and without CUDA graphs (compiler/model/cudagraphs.py), oldest first
+    cudagraph_times: list[Any] = field(default_factory=list)
 
     # what runs the program: only in the process that compiled it, None in a loaded trace
     live: LiveHandles | None = field(default=None, repr=False, compare=False)
@@ -107,6 +110,8 @@ class Compilation(Rendered):
                 kernel.graph = graph
             if graph.memory is not None:
                 graph.memory.graph = graph
+            if graph.cudagraphs is not None:
+                graph.cudagraphs.graph = graph
 
     @property
     def outputs(self) -> Any:
@@ -156,6 +161,13 @@ class Compilation(Rendered):
     @property
     def kernels(self) -> list[Any]:
         return [k for g in self.graphs for k in g.kernels]
+
+    @property
+    def cudagraphs(self) -> CudaGraphReport:
+        """What ``mode="reduce-overhead"`` (``triton.cudagraphs``) made of each graph: partitions captured or
+        not and why, skips linked to your line, the CUDA graph tree's events; ``.measure()`` times a call with
+        and without CUDA graphs, ``.what_if()`` compiles the program with a skip's cause removed."""
+        return CudaGraphReport(self)
 
     def graph(self, key: int | str) -> GraphCapture:
         for g in self.graphs:

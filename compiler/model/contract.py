@@ -128,14 +128,15 @@ def collector_paused() -> Iterator[None]:
 # Keys in an OPTIONAL_* set are left out when empty.
 
 TRACE_KEYS = ("schema", "version", "meta", "inputs", "outputs", "sources", "graphs", "profiles", "numerics",
-              "counters", "dynamo", "origin", "export", "library_files", "compile_time", "notes")
-OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time", "notes"})
+              "counters", "dynamo", "origin", "export", "library_files", "compile_time", "notes", "cudagraph_times")
+OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time", "notes",
+                                 "cudagraph_times"})
 META_KEYS = ("function", "device", "device_name", "torch", "triton", "python", "created", "toggles",
              "inductor_overrides", "backward", "timings", "device_peaks")
 OPTIONAL_META_KEYS = frozenset({"device_peaks"})  # only for a GPU compiler/model/datasheet.py lists
 GRAPH_KEYS = ("id", "index", "kind", "dynamo_graph", "timings", "fx", "post_grad", "loop_ir", "fused", "not_fused",
-              "kernels", "wrapper", "autotune", "features", "compile_id", "memory")
-OPTIONAL_GRAPH_KEYS = frozenset({"features", "compile_id", "memory", "loop_ir_bodies"})
+              "kernels", "wrapper", "autotune", "features", "compile_id", "memory", "cudagraphs")
+OPTIONAL_GRAPH_KEYS = frozenset({"features", "compile_id", "memory", "loop_ir_bodies", "cudagraphs"})
 FX_STAGE_KEYS = ("code", "nodes")
 FX_NODE_KEYS_ALL = ("name", "op", "target", "args", "shape", "dtype", "inputs", "users", "user_line", "stack",
                     "module", "fx", "post_grad", "loop_ir", "kernels", "subgraph")
@@ -157,12 +158,99 @@ AUTOTUNE_KEYS = ("kernel", "choice", "time_ms", "chosen", "source")
 FEATURE_KEYS = ("system", "summary", "kernel", "lines", "nodes", "wrapper_lines", "detail")
 NOTE_KEYS = ("kind", "source", "message")
 
+
+# ------------------------------------------------------------------------ typed records
+# Records declared as TypedDicts, one comment per field: the key tuples are derived from them, and the
+# builders in compiler/io return them.
+
+class PartitionReasonRecord(TypedDict):
+    """Why one scheduler node keeps its partition out of CUDA graphs."""
+
+    node: str  # the scheduler (fused-group) node
+    reason: str  # Inductor's should_partition words: "cpu ops", "DeviceCopy ops", "Conditional ops", ...
+    op: str  # the op of the post-grad node it came from ("aten.mul.Tensor"); "" when unknown
+    post_grad: str  # that post-grad node; "" when unknown
+    kernels: list[str]  # the kernel ids computing it
+    line: list[Any] | None  # [file, line] of the user's code, or null
+
+
+class CudaGraphPartitionRecord(TypedDict):
+    """One partition of a graph: nodes run together, inside one CUDA graph or outside any."""
+
+    index: int  # its place among the graph's partitions, in launch order
+    captured: bool  # Inductor recorded it for a CUDA graph
+    replays: bool  # it replays from one: captured, and no skip of the graph or of it (derived, for views)
+    function: str | None  # the wrapper function recorded for it ("partition_0", "call"); null: inline in call
+    nodes: list[str]  # its scheduler (fused-group) nodes
+    kernels: list[str]  # kernel ids it launches, each once, by first launch
+    launches: list[str]  # its launches in wrapper order, a kernel called twice listed twice
+    post_grad_nodes: list[str]  # post-grad nodes it computes
+    reasons: list[PartitionReasonRecord]  # why not captured, per node (empty when captured)
+
+
+class CudaGraphSkipRecord(TypedDict):
+    """Why a whole graph (or one partition, at run time) runs without CUDA graphs."""
+
+    kind: str  # "mutated input", "cpu tensor", "incompatible op", "dynamic shape", "too many re-recordings", ...
+    message: str  # torch's reason, its stack trace left out
+    when: str  # "compile" (Inductor, while compiling) | "run" (the CUDA graph tree, at the first run)
+    node: str | None  # the post-grad node that caused it
+    inputs: list[str]  # the post-grad placeholders concerned (mutated inputs)
+    kernels: list[str]  # kernel ids computing that node
+    line: list[Any] | None  # [file, line] of the user's code that caused it, or null
+    partition: int | None  # the partition the tree gave up on; null: the graph whole
+
+
+class CudaGraphEventRecord(TypedDict):
+    """What the CUDA graph tree did with one of a graph's functions (consecutive replays merged)."""
+
+    kind: str  # "warm-up", "record", "re-record", "replay", "eager", "skip", "many shapes"
+    partition: int | None  # the partition function's index; null: the graph recorded whole
+    count: int  # how many times in a row
+    cuda_graph: int | None  # the tree's id of the CUDA graph recorded or replayed
+    reason: str  # a re-record's or skip's reason ("" otherwise)
+    pool_bytes: int | None  # the tree's memory pool after a recording
+    run: str  # what the explorer was running: "capture", "run", "profile", "measure"
+
+
+class CudaGraphsRecord(TypedDict):
+    """graphs[].cudagraphs: what triton.cudagraphs (mode="reduce-overhead") made of one graph."""
+
+    device: str  # the device the graph runs on
+    state: str  # "captured" | "partial" | "skipped" | "no GPU" (derived from the rest, for views)
+    partitions: list[CudaGraphPartitionRecord]
+    skip: CudaGraphSkipRecord | None  # why the graph runs without CUDA graphs, or null
+    events: list[CudaGraphEventRecord]  # seen while the explorer ran the program, oldest first
+    user_inputs: dict[str, int]  # post-grad placeholder -> position of the user's input it is
+    notes: list[str]  # what the capture could not tell
+
+
+class CudaGraphTimeRecord(TypedDict):
+    """cudagraph_times[]: one call of the program timed with and without its CUDA graphs."""
+
+    with_ms: float  # per call, replaying the CUDA graphs
+    without_ms: float  # per call, every kernel launched
+    saved_ms: float  # without_ms - with_ms (derived, for views)
+    calls: int  # calls per timed loop, at least
+    created: str  # when it was measured (UTC, ISO 8601)
+
+
+CUDAGRAPHS_KEYS = tuple(CudaGraphsRecord.__annotations__)
+CUDAGRAPH_PARTITION_KEYS = tuple(CudaGraphPartitionRecord.__annotations__)
+PARTITION_REASON_KEYS = tuple(PartitionReasonRecord.__annotations__)
+CUDAGRAPH_SKIP_KEYS = tuple(CudaGraphSkipRecord.__annotations__)
+CUDAGRAPH_EVENT_KEYS = tuple(CudaGraphEventRecord.__annotations__)
+CUDAGRAPH_TIME_KEYS = tuple(CudaGraphTimeRecord.__annotations__)
+
 # where each record sits in a trace (as SCHEMA.md names it) -> its keys
 RECORDS: dict[str, tuple[str, ...]] = {
     "": TRACE_KEYS, "meta": META_KEYS, "graphs[]": GRAPH_KEYS, "graphs[].fx": FX_STAGE_KEYS,
     "graphs[].fx.nodes[]": FX_NODE_KEYS_ALL, "graphs[].loop_ir[]": LOOP_IR_KEYS, "graphs[].fused[]": FUSED_KEYS,
     "graphs[].not_fused[]": NOT_FUSED_KEYS, "graphs[].kernels[]": KERNEL_KEYS, "graphs[].wrapper": WRAPPER_KEYS,
     "graphs[].autotune[]": AUTOTUNE_KEYS, "graphs[].features[]": FEATURE_KEYS, "notes[]": NOTE_KEYS,
+    "graphs[].cudagraphs": CUDAGRAPHS_KEYS, "graphs[].cudagraphs.partitions[]": CUDAGRAPH_PARTITION_KEYS,
+    "graphs[].cudagraphs.partitions[].reasons[]": PARTITION_REASON_KEYS, "graphs[].cudagraphs.skip": CUDAGRAPH_SKIP_KEYS,
+    "graphs[].cudagraphs.events[]": CUDAGRAPH_EVENT_KEYS, "cudagraph_times[]": CUDAGRAPH_TIME_KEYS,
 }
 
 # ------------------------------------------------------------------------- what the views read
@@ -243,6 +331,18 @@ class WatchFrameRow(TypedDict):
     compiles: int  # its compiles, recompiles included
     recompiles: int  # of which recompiles
     breaks: int  # distinct graph breaks inside it
+    cudagraph_replays: int  # replays of its graphs' CUDA graphs (mode="reduce-overhead"); 0 without
+    cudagraph_skips: int  # functions of its graphs the CUDA graph tree gave up on
+
+
+class WatchCudaGraphEvent(TypedDict):
+    step: int  # the step it happened in
+    compile: str  # the compile id of the graph whose function it is ("0/1"); "" when the tree did not say
+    function: str  # the function the tree records: "call" (the graph whole) or "partition_N"
+    kind: Literal["warm-up", "record", "re-record", "replay", "eager", "skip", "many shapes"]  # what the tree did
+    mode: str  # "inference", "forward" or "backward" ("" when unknown)
+    count: int  # how many times in the step (replays and eager runs are counted, the rest one by one)
+    reason: str  # a re-record's failed invariant, a skip's or warning's message; "" otherwise
 
 
 class WatchPayload(TypedDict):
@@ -250,4 +350,5 @@ class WatchPayload(TypedDict):
     timeline: WatchTimeline  # the step bars
     events: list[WatchCompileEvent | WatchBreakEvent]  # compiles in order, then the distinct breaks
     frames: list[WatchFrameRow]  # one row per compiled frame
+    cudagraphs: list[WatchCudaGraphEvent]  # the CUDA graph tree's events per step, oldest first; [] without
     active: bool  # the loop was still running when the payload was made

@@ -138,6 +138,10 @@ class CompleteKernelIRs(Protocol):
     def __call__(self, *compilations: Any) -> None: ...
 
 
+class CudaGraphWhatIf(Protocol):
+    def __call__(self, c: Any, *, fix: str | None = ..., input: int | None = ..., measure: bool = ...) -> Any: ...
+
+
 class ShowView(Protocol):
     def __call__(self, c: Any, full: bool = ...) -> Any: ...
 
@@ -164,6 +168,9 @@ check_determinism: Action[Callable[[Any, int], Any]] = Action("c.check_determini
 measure_memory: Action[Callable[[Any], Any]] = Action("g.memory.measure()", "compiler.runs.memory_measure")
 counters: Action[CountersRun] = Action("c.counters()", "compiler.runs.counters")
 what_if: Action[Callable[..., Any]] = Action("c.what_if()", "compiler.pipeline.what_if")  # keywords: the edit
+measure_cudagraphs: Action[Callable[[Any, int, int], Any]] = Action("c.cudagraphs.measure()",
+                                                                  "compiler.runs.cudagraph_time")
+cudagraph_what_if: Action[CudaGraphWhatIf] = Action("c.cudagraphs.what_if()", "compiler.pipeline.cudagraph_what_if")
 fusion_report: Action[Callable[..., Any]] = Action("c.fusion_report()", "compiler.sweeps.fusion_report")
 compare_outputs: Action[Callable[[Any, Any], Any]] = Action("comparing two live compilations' outputs",
                                                             "compiler.runs.diff")

@@ -271,6 +271,9 @@ class GraphCapture(Rendered):
     # A warm capture's (explorer.compile(cache=True)): "served" from the explorer's store with Inductor's cached
     # graph, "stored" there after a cold compile; "" when neither (a cold capture, a loaded trace)
     cache: str = field(default="", compare=False)
+    # GraphCudaGraphs (compiler/model/cudagraphs.py): its partitions, skip and CUDA graph tree events, when
+    # compiled with triton.cudagraphs (mode="reduce-overhead"); None otherwise
+    cudagraphs: Any = None
 
     @property
     def id(self) -> str:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from . import formatting, slots
 from .dynamo import GraphBreak, Guard
 from .slots import Rendered
+from .watch_cudagraphs import CudaGraphStepEvent
 
 # the TORCH_TRACE artifact a watch writes at the end of a step in which compiles began:
 # {"step", "compile_ids", "rule"} (``rule``: the StepRule's value; logs written before it have none)
@@ -159,6 +160,13 @@ class FrameStats(Rendered):
     timed_seconds: float = 0.0
     recompiles: int = 0
     graph_breaks: int = 0  # breaks inside this frame (distinct)
+    cudagraph_replays: int = 0  # its graphs' CUDA graph replays seen (mode="reduce-overhead")
+    cudagraph_skips: int = 0  # functions of its graphs the CUDA graph tree gave up on
+
+    @property
+    def replays_cuda_graphs(self) -> bool:
+        """Whether the frame's compiled graphs replay from CUDA graphs (at least once in the run)."""
+        return self.cudagraph_replays > 0
 
     @property
     def mean_seconds(self) -> float:
@@ -192,6 +200,9 @@ class WatchReport(Rendered):
     step_rule: StepRule | None = None  # what made the steps (None: a log of a run no watch marked)
     step_anchor: str = ""  # what the rule counted: the optimizer's class, the outermost frame's function
     active: bool = False  # the loop was still running when this report was made
+    # the CUDA graph tree's warm-ups, recordings, re-records, skips and replays per step (a live watch of a
+    # program compiled with mode="reduce-overhead"; a log holds none)
+    cudagraph_events: list[CudaGraphStepEvent] = field(default_factory=list)
 
     @property
     def recompiles(self) -> list[CompileEvent]:

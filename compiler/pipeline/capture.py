@@ -18,26 +18,29 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
-                      memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx,
-                      wrapper_ir)
+from .._torch import (compile_events, compile_ids, cudagraph_tree, dynamo_codes, errors, fx_graph_cache, hooks,
+                      inductor_config, memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace,
+                      timing, wrapper_fx, wrapper_ir)
+from .._torch.cudagraph_partitions import PartitionRecord
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
 from ..model import phases, progress
 from ..model.compilation import Compilation, LiveHandles, Note
 from ..model.compile_time import CompileCall
 from ..model.compile_time_build import KERNEL_BUILDS, kernel_builds_event
+from ..model.cudagraph_events import EventRecorder
+from ..model.cudagraphs import GraphCudaGraphs
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
-from . import compile_errors, cpp_wrapper_code, frames, toggles
+from . import compile_errors, cpp_wrapper_code, cudagraph_capture, frames, toggles
 from .assemble import InnerRecord, assemble
 from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
-from .specs import user_sources
+from .specs import flat_tensors, user_sources
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 # torch's timers (dynamo_timed) and its per-kernel build times (an artifact), kept for c.compile_time
@@ -90,6 +93,10 @@ class _Recorder:
         # what torch warned and what the hooks swallowed; the compilation holds this list, so a recompile's
         # notes join it
         self.notes: list[Note] = []
+        # triton.cudagraphs (mode="reduce-overhead"): each graph's CUDA graph tree events while the capture runs
+        self.cudagraphs = cudagraph_capture.asked(settings)
+        self.tree_events = EventRecorder("capture", cudagraph_tree.place)
+        self.passed: list[Any] = []  # the tensors the call was given, flattened (g.cudagraphs.user_inputs)
 
     def timed(self, hook: Callable[..., Any]) -> Callable[..., Any]:
         """``hook`` with its own time noted: what the explorer adds inside torch's phases is its own row."""
@@ -169,7 +176,9 @@ class _Recorder:
         ), structured_trace.on_trace_records(
             timed(self.on_trace_record), self.trace_dir, self.log_path, reads=READS | timer_records,
             payloads=PAYLOADS | timer_records,
-        ) as path, shape_mode.compiling_with(self.dynamic):
+        ) as path, shape_mode.compiling_with(self.dynamic), (
+            cudagraph_tree.observed(self.tree_events) if self.cudagraphs else contextlib.nullcontext()
+        ):
             self.log_path = path
             yield
 
@@ -207,6 +216,8 @@ class _Recorder:
             return compile_inner(gm, inputs, **kwargs)
         record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs), post_grad_module=gm,
                              dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
+        if self.cudagraphs:
+            record.cudagraphs = cudagraph_capture.RawCudaGraphs(GraphCudaGraphs(device=self.device))
         self.inner.append(record)
         outer, self.current = self.current, record
         previous_stage = self.stage
@@ -221,6 +232,9 @@ class _Recorder:
         try:
             with fresh:
                 record.compiled_fn = compile_inner(gm, inputs, **kwargs)
+            if record.cudagraphs is not None:
+                cudagraph_capture.after_compile(record.cudagraphs, record.compiled_fn, gm)
+                self.tree_events.add(record.compiled_fn, record.cudagraphs.state)
             record.cache_lookup = lookup_of(self.store, looked_up)
             record.notes = self.notes[notes:]
             if record.cache_lookup is not None and record.cache_lookup[1] == "hit":
@@ -263,6 +277,12 @@ class _Recorder:
         if not path:
             self.enter("codegen")
         self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def on_cudagraph_partitions(self, partitions: list[PartitionRecord]) -> None:
+        """The scheduler's partitions of the graph itself (a subgraph's stay inside its partition)."""
+        names, path = self._lowering()
+        if names is not None and path == "" and self.current is not None and self.current.cudagraphs is not None:
+            self.current.cudagraphs.partitions = cudagraph_capture.named(partitions, names.name_of)
 
     def on_operation_lowered(self, module: Any, operation: str, node: Any) -> None:
         """Which FX node's lowering created ``operation`` (of this graph or one of its subgraphs)."""
@@ -393,10 +413,21 @@ class _Recorder:
             rec.rewrites = self.rewrites
             graph = self._graph(index, rec, forward)
             graph.compile_id = self.compile_ids[rec.dynamo_index]
+            if rec.cudagraphs is not None:
+                self._cudagraphs(graph, rec)
             graphs.append(graph)
             if rec.kind == "forward":
                 forwards[rec.dynamo_index] = graph
         return graphs
+
+    def _cudagraphs(self, graph: GraphCapture, rec: InnerRecord) -> None:
+        """``graph.cudagraphs`` from what the hooks and the tree's events kept; later events of this capture's
+        runs (a recompile's) reach it too."""
+        inputs = self.dynamo_inputs[rec.dynamo_index] if rec.kind != "backward" else []
+        placeholders = [n.name for n in graph.post_grad.nodes if n.op == "placeholder"]
+        graph.cudagraphs = cudagraph_capture.build(graph, rec.cudagraphs,
+                                                   cudagraph_capture.user_inputs(placeholders, inputs, self.passed))
+        self.tree_events.attach(graph.cudagraphs, graph)
 
     def _served_by_aot(self, looked: int) -> None:
         """Records of the graphs AOTAutograd's cache served through the store's lookups since ``looked`` (an
@@ -415,6 +446,9 @@ class _Recorder:
                                  dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index], compiled_fn=compiled,
                                  cache_lookup=(entry, "hit"), served=stored)
             record.post_grad_pending = functools.partial(_nth_retraced, retrace, position)
+            if self.cudagraphs:
+                record.cudagraphs = cudagraph_capture.RawCudaGraphs(GraphCudaGraphs(device=self.device))
+                self.tree_events.add(compiled, record.cudagraphs.state)
             self.inner.append(record)
 
     def _stored(self, entry: str) -> dict[str, Any]:
@@ -456,6 +490,7 @@ class _Recorder:
         join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
         start, frames, notes = len(self.inner), copy.deepcopy(self.dynamo.frames), len(self.notes)
         self.active, self.stage = True, "tracing"
+        self.passed = flat_tensors(inputs)
         self.begin_call()
         try:
             with self.capturing():
@@ -551,10 +586,10 @@ def capture(target: Any, *inputs: Any, **options: Any) -> Compilation:
 def captured(began_ns: int, target: Any, inputs: tuple[Any, ...], *, config: Mapping[str, Any] | None = None,
              backward: bool = False, dynamic: bool | None = False, kwargs: Mapping[str, Any] | None = None,
              trace_dir: str | Path | None = None, progress_display: progress.Display | bool | None = None,
-             cache: bool = True) -> Compilation:
+             cache: bool = True, mode: str | None = None) -> Compilation:
     """The capture of ``target(*inputs, **kwargs)`` (compiler/pipeline/capture_entry.py says what each option
     does); ``began_ns``: when the caller's call began, which ``c.compile_time`` counts from."""
-    settings = toggles.resolve(config)
+    settings = {**toggles.mode_settings(mode), **toggles.resolve(config)}
     toggles.check_capturable(settings)
     entry, name = _entry(target)
     device = _device_of(target, inputs)
@@ -562,7 +597,7 @@ def captured(began_ns: int, target: Any, inputs: tuple[Any, ...], *, config: Map
         warnings.warn(note, toggles.ToggleWarning, stacklevel=3)  # past capture_entry.capture, to the caller's line
     request = CaptureRequest(target=target, entry=entry, name=name, inputs=inputs, kwargs=dict(kwargs or {}),
                              config=config, settings=settings, device=device, backward=backward, dynamic=dynamic,
-                             trace_dir=trace_dir, cache=cache, began_ns=began_ns)
+                             trace_dir=trace_dir, cache=cache, began_ns=began_ns, mode=mode)
     with progress.task(f"compile {name}", display=progress_display):
         return _capture(request)
 
@@ -575,6 +610,7 @@ def _capture(request: CaptureRequest) -> Compilation:
     recorder.begin_call(since=request.began_ns)
     entry = request.entry
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
+    recorder.passed = flat_tensors(request.inputs)
     progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend)  # dynamic: patched while compiling (recorder)
     with dynamo_codes.forgotten_unless_held(recorder.codes, recorder.held):
@@ -602,6 +638,8 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
                 if not roots:
                     raise ValueError("backward=True, but no output requires grad: give inputs or parameters requires_grad=True")
                 torch.autograd.backward(roots, [torch.ones_like(r) for r in roots])
+            if recorder.cudagraphs:  # a later replay writes the next outputs over these: the compilation keeps its own
+                outputs = _copied(outputs)
             recorder.collecting_from = time.time_ns()
         except Exception as error:
             recorder.collecting_from = time.time_ns()
@@ -616,6 +654,17 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
     live = LiveHandles(compiled, request.target, request.inputs, request.kwargs, grad_enabled, outputs=outputs,
                        rerun=recorder.rerun)
     return _compilation(request, recorder, live, overrides, elapsed, mark)
+
+
+def _copied(outputs: Any) -> Any:
+    """``outputs`` with every tensor cloned (lists, tuples and dicts rebuilt around them)."""
+    if isinstance(outputs, torch.Tensor):
+        return outputs.detach().clone().requires_grad_(outputs.requires_grad) if outputs.is_leaf else outputs.clone()
+    if isinstance(outputs, (list, tuple)) and not hasattr(outputs, "_fields"):
+        return type(outputs)(_copied(o) for o in outputs)
+    if isinstance(outputs, dict):
+        return {key: _copied(value) for key, value in outputs.items()}
+    return outputs
 
 
 def _failed_stage(stage: str, error: BaseException) -> str:
@@ -643,4 +692,7 @@ def _compilation(request: CaptureRequest, recorder: _Recorder, live: LiveHandles
     recorder.hold_codes(compilation)
     compilation.compile_calls.append(recorder.end_call("capture", recorder.collecting_from))
     recorder.calls = compilation.compile_calls
+    no_gpu = cudagraph_capture.no_gpu_note(graphs, request.name)
+    if no_gpu:
+        recorder.notes.append(Note("warning", "triton.cudagraphs", no_gpu))
     return compilation

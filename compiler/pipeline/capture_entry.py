@@ -28,6 +28,7 @@ def capture(
     trace_dir: str | Path | None = None,
     progress_display: progress.Display | bool | None = None,
     cache: bool = True,
+    mode: str | None = None,
 ) -> Compilation:
     """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
 
@@ -47,9 +48,15 @@ def capture(
     one. Outputs and every later run are always fresh. ``cache=False`` captures cold, every cache bypassed
     and nothing stored; so does a capture with ``trace_dir`` (its log must hold every stage) and a torch whose
     FX graph cache the user turned off.
+
+    ``mode``: torch.compile's (``"reduce-overhead"``, ``"max-autotune"``...): the Inductor settings it turns on,
+    under ``config`` (a key given in both takes ``config``'s value). With CUDA graphs (``"reduce-overhead"``,
+    ``"max-autotune"``, the ``cudagraphs`` toggle) each graph keeps what they made of it: ``g.cudagraphs``,
+    ``c.cudagraphs``. On the CPU the compile is torch.compile's there, and the compilation notes that CUDA
+    graphs need a GPU.
     """
     began = time.time_ns()
     from .capture import captured  # torch's compiler stack, on the first capture of a process
 
     return captured(began, target, inputs, config=config, backward=backward, dynamic=dynamic, kwargs=kwargs,
-                    trace_dir=trace_dir, progress_display=progress_display, cache=cache)
+                    trace_dir=trace_dir, progress_display=progress_display, cache=cache, mode=mode)

@@ -65,6 +65,9 @@ TOGGLES: dict[str, Toggle] = {
                "Reorder the scheduled kernels to lower the estimated peak memory."),
         Toggle("cpp_wrapper", ("cpp_wrapper",),
                "Generate the wrapper as C++ compiled with the kernels (less Python per call), as AOTInductor does."),
+        Toggle("cudagraphs", ("triton.cudagraphs",),
+               "Record each graph as CUDA graphs and replay them: one launch per graph instead of one per kernel "
+               "(mode=\"reduce-overhead\"; GPU only)."),
     )
 }
 
@@ -86,9 +89,12 @@ def valid_names() -> str:
 
 def unknown_name(name: str) -> str:
     """Why ``name`` is refused: neither a toggle nor an Inductor key; the nearest toggle names, else the nearest
-    Inductor keys (a raw key misspelled, ``triton.cudagraph``, is as likely as a toggle name)."""
-    near = did_you_mean(name, available()) or did_you_mean(name, sorted(inductor_config.key_names()))
-    return f"unknown toggle {name!r}{near}"
+    Inductor keys (a raw key misspelled, ``triton.cudagraph``, is as likely as a toggle name). A name with a
+    dot is a raw key first (no toggle name has one: ``triton.cudagraph`` is nearer ``triton.cudagraphs``
+    than the toggle ``cudagraphs``)."""
+    names, keys = available(), sorted(inductor_config.key_names())
+    first, then = (keys, names) if "." in name else (names, keys)
+    return f"unknown toggle {name!r}{did_you_mean(name, first) or did_you_mean(name, then)}"
 
 
 def _check_type(name: str, value: Any, expected: type) -> None:
@@ -128,6 +134,21 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
         settings[key] = value
     _check_conflicts(settings)
     return settings
+
+
+def mode_settings(mode: str | None) -> dict[str, Any]:
+    """The Inductor settings of torch.compile's ``mode`` ("reduce-overhead": ``triton.cudagraphs``), or
+    ToggleError naming the modes there are; {} for None."""
+    if mode is None:
+        return {}
+    if not isinstance(mode, str):
+        raise ToggleError(f"mode must be a string such as 'reduce-overhead', got {mode!r} ({type(mode).__name__})")
+    try:
+        return inductor_config.mode_options(mode)
+    except KeyError:
+        modes = list(inductor_config.mode_options())
+        raise ToggleError(f"unknown mode {mode!r}{did_you_mean(mode, modes)}; torch.compile's modes here: "
+                          f"{', '.join(modes)}") from None
 
 
 def _check_conflicts(settings: Mapping[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """``explorer.watch()``: what torch.compile does over the steps of a running loop.
 
-Three sources, none of them per-step work for Python:
+Its sources:
 
 - Dynamo's structured trace records (compiler/_torch/structured_trace.py), emitted only while something
   compiles, read into a ``RunRecords`` (watch_records.py) with the step each compile began in;
@@ -8,7 +8,9 @@ Three sources, none of them per-step work for Python:
   (compiler/_torch/watch_hooks.py): one integer per call, one call in ``sample_every`` timed;
 - the steps (watch_steps.py): marked by the loop (``w.step()``, ``w.steps_of(loader)``), made by
   ``explorer.watch(fn)`` (each call), else one per optimizer ``step()``, else one per call of the
-  outermost compiled frame; ``w.step_rule`` says which.
+  outermost compiled frame; ``w.step_rule`` says which;
+- under CUDA graphs (``mode="reduce-overhead"``), the CUDA graph tree's warm-ups, recordings, re-records,
+  skips and replays (watch_cudagraphs.py), each kept in the step open when it happened, replays counted.
 
 ``w.report()`` is the report as it stands: a ``WatchReport`` snapshot that the loop going on does not change
 (made again only when something changed). ``w.steps``, ``w.recompiles``... read the latest one. Listeners
@@ -31,8 +33,10 @@ from .._torch import compile_warnings, optimizer_steps, structured_trace, watch_
 from ..model import slots
 from ..model.dynamo import DynamoStage
 from ..model.watch import BreakCount, CompileEvent, FrameStats, Step, StepRule, WatchReport
+from ..model.watch_cudagraphs import CudaGraphStepEvent
 from . import watch_live
 from .dynamo_records import PAYLOADS
+from .watch_cudagraphs import CudaGraphWatch
 from .watch_graphs import KeptGraphs
 from .watch_listeners import VIEW_INTERVAL, Listener, Listeners
 from .watch_records import (NOTIFYING, WATCH_READS, RunRecords, break_counts, earlier_breaks,
@@ -63,6 +67,8 @@ class Watch:
         self._seconds = 0.0
         self._marked = 0  # compiles already written as step marks into a TORCH_TRACE log
         self._earlier: list[watch_earlier.EarlierGraph] | None = None  # graphs compiled before the watch began
+        # the CUDA graph tree's events (mode="reduce-overhead"), each in the step open when it happened
+        self._cudagraphs = CudaGraphWatch(lambda: self._clock.index, self._changed)
         # the report: its parts made so far, and the last snapshot with the state it was made at
         self._stage: DynamoStage | None = None
         self._compiles: list[CompileEvent] = []
@@ -89,12 +95,13 @@ class Watch:
         found = break_counts(self._stage, calls) if self._stage is not None else []
         breaks = earlier_breaks(found, self._earlier or [], calls)
         running = time.perf_counter() - self._started if self._running and self._started is not None else 0.0
+        cudagraph_events = self._cudagraphs.events
         snapshot = WatchReport(
             steps=list(self._steps), compiles=list(self._compiles), graph_breaks=breaks,
-            frames=frame_stats(self._compiles, graphs, breaks), source=self.source,
+            frames=frame_stats(self._compiles, graphs, breaks, cudagraph_events), source=self.source,
             seconds=self._seconds + running, sample_every=self.sample_every, error=self.error,
             notes=list(self.notes), step_rule=self._clock.rule, step_anchor=self._clock.anchor_name,
-            active=self._running)
+            active=self._running, cudagraph_events=cudagraph_events)
         self._snapshot = (self._changes, snapshot)
         return snapshot
 
@@ -137,6 +144,10 @@ class Watch:
     @property
     def cache(self) -> dict[str, dict[str, int]]:
         return self.report().cache
+
+    @property
+    def cudagraph_events(self) -> list[CudaGraphStepEvent]:
+        return self.report().cudagraph_events
 
     @property
     def seconds(self) -> float:
@@ -218,6 +229,7 @@ class Watch:
             if self._clock.rule in (StepRule.COMPILED_CALL, StepRule.OPTIMIZER):
                 stack.enter_context(optimizer_steps.on_optimizer_steps(self._on_optimizer_step))
             stack.enter_context(compile_warnings.logged_kept(self._on_torch_warning))
+            stack.enter_context(self._cudagraphs.observing())
             stack.enter_context(structured_trace.on_trace_records(self._on_record, reads=WATCH_READS,
                                                                   payloads=PAYLOADS))
         except BaseException:
@@ -337,6 +349,7 @@ class Watch:
         if rule is not StepRule.COMPILED_CALL:
             self._sink.on_call = None
         self._run.all_began_in(0)
+        self._cudagraphs.all_in(0)
         self._steps.clear()
         self._marked = 0
         self._changed()

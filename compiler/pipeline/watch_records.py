@@ -1,7 +1,8 @@
 """A watch's records and what they say: Dynamo's structured trace records of a run (each compile's start,
 guards, recompile reasons, graph breaks, metrics, cache hits and misses), the step each compile began in,
 and the report's parts made from them (compiles with their failed guard, line and value; graph breaks with
-how often they fired; compiled frames with their calls).
+how often they fired; compiled frames with their calls, and their CUDA graph replays and skips from the
+events a live watch kept, watch_cudagraphs.py).
 
 The records are read by the Dynamo stage's own reader (``dynamo_records.DynamoRecords``), so a watch and a
 capture say the same thing of the same compile. The live watch (watch.py) and a log read back
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .._torch import structured_trace, watch_earlier, watch_hooks
+from ..model.cudagraphs import EventKind
 from ..model.dynamo import DynamoFrame, DynamoStage, Guard
 from ..model.trace_log import Record
 from ..model.watch import STEP_MARK, BreakCount, CompileEvent, FrameStats, StepRule
+from ..model.watch_cudagraphs import CudaGraphStepEvent
 from .frames import best_line
 from .dynamo_records import READS, DynamoRecords
 
@@ -230,10 +233,10 @@ def earlier_breaks(found: list[BreakCount], earlier: list[watch_earlier.EarlierG
     return found
 
 
-def frame_stats(events: list[CompileEvent], graphs: dict[str, watch_hooks.GraphCalls],
-                breaks: list[BreakCount]) -> list[FrameStats]:
-    """Each compiled frame (compile ids "N/..." share frame N): its compiles, recompiles, calls, sampled time
-    and the distinct breaks inside it."""
+def frame_stats(events: list[CompileEvent], graphs: dict[str, watch_hooks.GraphCalls], breaks: list[BreakCount],
+                cudagraph_events: Sequence[CudaGraphStepEvent] = ()) -> list[FrameStats]:
+    """Each compiled frame (compile ids "N/..." share frame N): its compiles, recompiles, calls, sampled time,
+    the distinct breaks inside it, and its graphs' CUDA graph replays and skips."""
     stats_of: dict[str, FrameStats] = {}
 
     def frame_of(cid: str, function: str, filename: str | None, line: int | None) -> FrameStats:
@@ -259,4 +262,10 @@ def frame_stats(events: list[CompileEvent], graphs: dict[str, watch_hooks.GraphC
             if frame is not None:
                 frame.graph_breaks += 1
                 break
+    for step_event in cudagraph_events:
+        frame = stats_of.get(step_event.frame_id)
+        if frame is not None and step_event.kind == EventKind.REPLAY:
+            frame.cudagraph_replays += step_event.count
+        elif frame is not None and step_event.kind == EventKind.SKIP:
+            frame.cudagraph_skips += 1
     return list(stats_of.values())

@@ -2,8 +2,9 @@
 
 What a newcomer asks first: what was compiled, how each graph went from FX nodes to kernels, which
 loop-IR nodes Inductor fused, and for each kernel its kind, its time (when the compilation holds a
-profile) and the line of the user's code it came from. The full tree (guards, every kernel's source,
-the wrapper) stays ``rich.print(c)`` / ``--full`` away.
+profile) and the line of the user's code it came from; under CUDA graphs (``mode="reduce-overhead"``) how
+each graph runs in them and why not, on whose line. The full tree (guards, every kernel's source, the
+wrapper) stays ``rich.print(c)`` / ``--full`` away.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rich.text import Text
 from ..model.compilation import Compilation
 from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
-from . import call_tree
+from . import call_tree, cudagraphs
 from .fit import Column, Fitted
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
@@ -51,8 +52,13 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     for graph in c.graphs:
         parts.append(Text(f"\n{graph.id} {graph.kind}: ", style="bold") + Text(_sizes(graph)))
         parts += _fusions(graph)
+        if graph.cudagraphs is not None:
+            parts += cudagraphs.graph_lines(graph.cudagraphs)
         if kernels_shown:
             parts.append(_kernels(c, graph, profile, kernels_shown))
+    times = cudagraphs.time_text(c.cudagraphs) if any(g.cudagraphs is not None for g in c.graphs) else None
+    if times:
+        parts.append(Text(f"\n{times}", style="bold"))
     tree = call_tree.rendered(profile) if profile is not None and kernels_shown else None
     if tree is not None:
         parts += [Text(""), tree]
@@ -125,8 +131,9 @@ def _fusions(graph: GraphCapture) -> list[Any]:
 
 
 def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Fitted:
-    """Kernel, kind, time and the user's line on one line each where the terminal allows: the line's source
-    text is cut first, then an id too long for what is left goes on to a second line (never cut)."""
+    """Kernel, kind, time, whether a CUDA graph holds it (a graph under CUDA graphs on a GPU) and the user's line
+    on one line each where the terminal allows: the line's source text is cut first, then an id too long for
+    what is left goes on to a second line (never cut)."""
     timed = profile is not None
     rows = list(graph.kernels)
     if timed:
@@ -136,6 +143,9 @@ def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> F
                Column("kind", [k.language for k in rows])]
     if timed:
         columns.append(Column("ms", [f"{profile.ms(k):.3f}" for k in rows], "right"))
+    if graph.cudagraphs is not None and graph.cudagraphs.device.startswith("cuda"):
+        held = [graph.cudagraphs.kernel_state(k.id)[0] for k in rows]
+        columns.append(Column("CUDA graph", ["yes" if h else "no" for h in held]))
     columns.append(Column("your line", [_line(c, k) for k in rows], least=16))
     more = len(graph.kernels) - len(rows)
     caption = f"... {_counted(more, 'more kernel')} ({graph.id}.kernels)" if more > 0 else None

@@ -13,6 +13,7 @@ from rich.text import Text
 from ..model.formatting import shorten, where
 from ..model.slots import html_of, rich_of
 from ..model.watch import BreakCount, CompileEvent, FrameStats, LiveView, Step, WatchReport
+from ..model.watch_cudagraphs import CudaGraphStepEvent
 from .core import table_html
 
 _STEPS_SHOWN = 5  # the slowest steps
@@ -54,6 +55,12 @@ COMPILE_COLUMNS = ["step", "compile", "function", "reason", "line", "value", "co
 BREAK_COLUMNS = ["graph break", "line", "function", "fired"]
 FRAME_COLUMNS = ["frame", "function", "defined", "calls", "est. ms", "mean us", "compiles", "recompiles", "breaks"]
 STEP_COLUMNS = ["step", "ms", "compiled graphs run", "compiles"]
+CUDAGRAPH_COLUMNS = ["step", "compile", "function", "CUDA graph tree", "times", "reason"]
+
+
+def _cudagraph_row(event: CudaGraphStepEvent) -> list[str]:
+    return [str(event.step), event.compile_id, event.function, event.kind.value, str(event.count),
+            shorten(event.reason, _REASON_WIDTH, squash=True)]
 
 
 def watch_tables(report: WatchReport) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -65,6 +72,8 @@ def watch_tables(report: WatchReport) -> list[tuple[str, list[str], list[list[st
         ("Compiled frames (time sampled: one call in %d)" % report.sample_every, FRAME_COLUMNS,
          [_frame_row(f) for f in report.frames]),
         (f"Slowest steps (of {len(report.steps)})", STEP_COLUMNS, [_step_row(s) for s in sorted(slowest, key=lambda s: s.index)]),
+        ("CUDA graphs (replays counted per step)", CUDAGRAPH_COLUMNS,
+         [_cudagraph_row(e) for e in report.cudagraph_events]),
     ]
     return [(title, columns, rows) for title, columns, rows in tables if rows]
 

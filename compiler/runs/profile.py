@@ -13,6 +13,8 @@ kernels:
 - extern calls (``extern_kernels.mm``, cuBLAS, cuDNN, flash attention...) are the operator events the
   wrapper makes directly inside a compiled graph's call, matched in wrapper order to the graph's
   ``extern`` kernels by operator name;
+- under CUDA graphs (``mode="reduce-overhead"``) a replay's kernels are matched together to the recorded
+  function's kernels (compiler/runs/cudagraph_attribution.py): the same kernel ids as launched one by one;
 - what no kernel explains is ``unattributed_ms``, broken down by what it was (operator or CUDA kernel
   names; on CPU also the wrapper's own Python between kernels).
 
@@ -37,6 +39,7 @@ from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
 from ..model.unstable_times import spread_note, thread_note, usable_cores
 from . import replay
+from .cudagraph_runs import observed
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
 from .named_attribution import attribute_named, uses_named_ranges
@@ -97,9 +100,10 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
     walls: list[float] = []
     with progress.task(f"profile {c.function}") as task, profiling.marked_kernels(namespaces), \
             profiling.marked_graph_calls(graph_marks):
-        for done in range(warmup):
-            task.step("warm-up", done, warmup)
-            run()
+        with observed(c, "profile"):  # under CUDA graphs: the warm-up and recording show in g.cudagraphs.events
+            for done in range(warmup):
+                task.step("warm-up", done, warmup)
+                run()
         replay.synchronize(c.device)
         with profiling.recording(activities) as prof:
             for done in range(runs):

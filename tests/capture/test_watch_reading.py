@@ -55,7 +55,8 @@ def _line(marker: str) -> int:
 def test_a_listener_and_the_live_view_reading_the_first_watch_of_a_process_see_the_users_lines(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(TRAIN)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "COLUMNS": "250"}  # print(w) as wide as the live view: a narrower one (80 under xdist) wraps file:line
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path,
                           env=env)
     assert done.returncode == 0, done.stderr[-3000:]

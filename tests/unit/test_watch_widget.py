@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import typing
 
 from compiler.io.watch import watch_payload
 from compiler.model import contract
-from compiler.model.contract import WatchPayload
+from compiler.model.contract import WatchCudaGraphEvent, WatchPayload
+from compiler.model.cudagraphs import EventKind
 from compiler.model.dynamo import Guard
 from compiler.model.watch import BreakCount, CompileEvent, FrameStats, Step, StepRule, WatchReport
+from compiler.model.watch_cudagraphs import CudaGraphStepEvent
 from tests.contract_check import mismatches
 from widgets.watch_widget import WatchWidget
 
@@ -74,10 +77,32 @@ def test_every_field_of_the_watch_payload_has_its_comment():
     lines = source.splitlines()
     declared = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name.startswith("Watch")]
     assert {c.name for c in declared} == {"WatchHeadline", "WatchTimeline", "WatchCompileEvent", "WatchBreakEvent",
-                                          "WatchFrameRow", "WatchPayload"}
+                                          "WatchFrameRow", "WatchCudaGraphEvent", "WatchPayload"}
     bare = [f"{c.name}.{field.target.id}" for c in declared for field in c.body  # type: ignore[union-attr]
             if isinstance(field, ast.AnnAssign) and "  # " not in lines[field.lineno - 1]]
     assert bare == []
+
+
+def test_the_cuda_graph_trees_events_and_each_frames_replays_reach_the_view():
+    report = _report()
+    report.cudagraph_events = [
+        CudaGraphStepEvent(0, "0/0", EventKind.WARMUP, "call", "inference"),
+        CudaGraphStepEvent(2, "0/0", EventKind.REPLAY, "call", "inference", 4),
+        CudaGraphStepEvent(3, "0/1", EventKind.RERECORD, "call", "inference", 1, "static input data pointer changed")]
+    report.frames[0].cudagraph_replays, report.frames[0].cudagraph_skips = 4, 1
+    payload = watch_payload(report)
+    assert mismatches(payload, WatchPayload) == []
+    assert [(e["step"], e["compile"], e["function"], e["kind"], e["count"], e["reason"]) for e in payload["cudagraphs"]] == [
+        (0, "0/0", "call", "warm-up", 1, ""), (2, "0/0", "call", "replay", 4, ""),
+        (3, "0/1", "call", "re-record", 1, "static input data pointer changed")]
+    [frame] = payload["frames"]
+    assert (frame["cudagraph_replays"], frame["cudagraph_skips"]) == (4, 1)
+    assert watch_payload(_report())["cudagraphs"] == []  # a run without CUDA graphs
+    # the contract's kinds are the tree's (the contract imports nothing, so it spells them out)
+    kinds = typing.get_args(typing.get_type_hints(WatchCudaGraphEvent)["kind"])
+    assert sorted(kinds) == sorted(k.value for k in EventKind)
+    widget = WatchWidget(payload)
+    assert [e["kind"] for e in widget.cudagraphs] == ["warm-up", "replay", "re-record"]
 
 
 def test_a_long_run_shares_bars_and_keeps_the_slowest_step():

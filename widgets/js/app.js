@@ -14,6 +14,7 @@ import { GraphStage, LoopIrStage, FusedStage } from "./stages.js";
 import { KernelsStage } from "./kernels.js";
 import { AutotuneStage } from "./autotune.js";
 import { renderLinks } from "./links.js";
+import { cudagraphBanner, cudagraphLines, cudagraphsPart, partitionHeat } from "./cudagraphs.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
 import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
@@ -338,10 +339,14 @@ export class App {
       const gd = this.gd;
       const measured = this.reports.then((reports) => ({ ...this.ctx, reports, graphId: gd.id }));
       const graphStage = (kind) =>
-        Promise.all([gd.firstPart(kind), measured]).then(([p, ctx]) => {
+        Promise.all([gd.firstPart(kind), measured, kind === "post_grad" ? cudagraphsPart(gd) : null]).then(([p, ctx, cudagraphs]) => {
           const stage = new GraphStage(p, kind, ctx);
-          const control = colourByControl(graphHeats(ctx.reports, gd.id, kind), (heat) => stage.setHeat(heat));
+          const heats = graphHeats(ctx.reports, gd.id, kind);
+          if (cudagraphs) heats.set("CUDA graph", partitionHeat(cudagraphs)); // partitions drawn on the post-grad graph
+          const control = colourByControl(heats, (heat) => stage.setHeat(heat));
           if (control) stage.head.appendChild(control);
+          const banner = cudagraphBanner(cudagraphs, this.ctx);
+          if (banner) stage.root.insertBefore(banner, stage.graphBox);
           // The full part comes behind the first drawing (its parse would hold up the first frame).
           if (p.outline) this.firstFrame.then(() => this._track(gd.part(kind).then((full) => stage.setPart(full))));
           return stage;
@@ -351,7 +356,7 @@ export class App {
         post_grad: () => graphStage("post_grad"),
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
         fused: () => gd.part("fused").then((p) => new FusedStage(p, { ...this.ctx, graphId: gd.id, whatIf: this.whatIf })),
-        kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline") })),
+        kernels: () => Promise.all([gd.part("kernels"), measured, cudagraphsPart(gd)]).then(([p, ctx, cudagraphs]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline"), cudagraphs })),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
         export: () => (this.summary.export ? this.store.get("export") : Promise.resolve(null)).then((d) => new ExportStage(d)),
@@ -405,6 +410,7 @@ export class App {
     const open = !selection && view.opened ? view.opened() : null;
     const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
     const breaks = selection ? await breakLines(this.store, this.summary) : new Map();
+    const cudagraphs = selection ? cudagraphLines(await cudagraphsPart(gd)) : new Map();
     const reports = await this.reports;
     const kernelSources = new Map();
     await Promise.all([...this.links.kernelLines.keys()].map((kid) => gd.part(`kernel/${kid}`).then((p) => kernelSources.set(kid, p.source || ""), () => {})));
@@ -412,6 +418,7 @@ export class App {
     renderLinks(this.side, {
       sources,
       breaks,
+      cudagraphs,
       gi: index,
       kernelSources,
       sel: selection,
