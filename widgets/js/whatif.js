@@ -116,11 +116,13 @@ export function whatIfResult(reply) {
  * What pressing the button does for a group ({nodes, lines, kind}: its scheduler nodes, the user's lines its
  * kernels compute, its kind): "unfuse" several nodes, "cut" one loop of several lines, or nothing (with why).
  */
+const LOOPS = new Set(["single", "pointwise", "reduction"]); // a fused group of one loop is "single" (scheduler_ir.py)
+
 export function whatIfOffer(group) {
   const nodes = group ? group.nodes : 0;
   const lines = group ? group.lines : 0;
   if (nodes > 1) return { action: "unfuse", label: "unfuse", title: "c.what_if(unfuse=group): compile again with this group's nodes as separate kernels" };
-  if (nodes === 1 && lines > 1 && (group.kind === "pointwise" || group.kind === "reduction")) {
+  if (nodes === 1 && lines > 1 && LOOPS.has(group.kind)) {
     return {
       action: "cut",
       label: "cut at lines",
