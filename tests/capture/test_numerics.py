@@ -13,6 +13,7 @@ from rich.console import Console
 import explorer
 from compiler._torch import inductor_config
 from compiler.io import reports
+from compiler.model.numerics import Divergence
 from compiler.runs import numerics
 from compiler.runs.replay import NotRunnableError
 from tests import workloads
@@ -78,11 +79,97 @@ def test_a_toggle_the_cpu_backend_ignores_is_said_and_the_drift_stays(cancellati
     assert emulated.check_numerics().first_divergent == fused.id
 
 
+@pytest.fixture(scope="module")
+def amplified():
+    """bfloat16 rounding within tolerance that a matmul amplifies past it: alone, and followed by a kernel
+    whose own error leaves tolerance."""
+    torch.manual_seed(0)
+    args = ((torch.rand(32, 64) + 1).bfloat16(), torch.randn(64, 48).bfloat16())
+    return (args, explorer.compile(workloads.bf16_rounding_amplified, *args),
+            explorer.compile(workloads.bf16_amplified_then_cancelled, *args))
+
+
+def _within(a, b):
+    rtol, atol = numerics.TOLERANCES[torch.bfloat16]
+    return torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol)
+
+
+def test_a_matmul_that_amplifies_earlier_rounding_is_never_first_divergent(amplified):
+    (x, w), c, _ = amplified
+    (pointwise,), (mm,) = [k for k in c.kernels if k.language == "cpp"], [k for k in c.kernels if k.language == "extern"]
+    # the premise, against eager: the pointwise kernel rounds otherwise than eager, within tolerance; the
+    # matmul of the compiled h is the compiled y bit for bit; y is outside tolerance of eager's
+    h, y = c.run()
+    eager_h, eager_y = workloads.bf16_rounding_amplified(x, w)
+    assert not torch.equal(h, eager_h) and _within(h, eager_h)
+    assert torch.equal(h @ w, y) and not _within(y, eager_y)
+    report = c.check_numerics()
+    assert list(report.kernels) == [pointwise.id, mm.id]
+    row = report.kernels[mm.id]
+    assert row.ok is False and report.divergent == [mm.id]  # its propagated error: what was blamed before
+    assert row.local_ok is True and row.local_max_abs == 0.0 and row.divergence is Divergence.PROPAGATED
+    first = report.kernels[pointwise.id]
+    assert first.ok is True and first.local_ok is True and first.divergence is None
+    assert first.local_max_abs == first.max_abs > 0  # it reads only graph inputs: both errors are one
+    assert report.first_divergent is None and report.first_divergent_nodes == {} and report.locally_divergent == []
+    assert not report.ok and report.verdict == (
+        f"no kernel's own error leaves tolerance of eager; their accumulated error does, first at {mm.id} "
+        "(propagated error)")
+    assert repr(row).startswith(f"KernelNumerics({mm.id}: DIVERGES (propagated), max rel ")
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(report)
+    text = console.file.getvalue()
+    assert report.verdict in text and "local max rel" in text
+    line = next(t for t in text.splitlines() if t.lstrip("│ ").startswith(mm.id))
+    assert "DIVERGES" in line and "propagated" in line
+
+
+def test_a_kernel_wrong_after_the_amplifying_matmul_is_still_named(amplified):
+    _, _, c = amplified
+    (pointwise, cancel), (mm,) = [k for k in c.kernels if k.language == "cpp"], [k for k in c.kernels if k.language == "extern"]
+    report = c.check_numerics()
+    assert list(report.kernels) == [pointwise.id, mm.id, cancel.id]
+    assert report.divergent == [mm.id, cancel.id] and report.locally_divergent == [cancel.id]
+    assert report.first_divergent == cancel.id and report.kernels[cancel.id].divergence is Divergence.LOCAL
+    assert report.kernels[mm.id].divergence is Divergence.PROPAGATED and report.kernels[mm.id].local_max_abs == 0.0
+    assert report.kernels[cancel.id].local_mismatched > 0.5
+    assert report.verdict == f"first divergent kernel: {cancel.id} (local error)"
+    assert "sub" in report.first_divergent_nodes["post_grad"]
+    loaded = reports.numerics_from_json(reports.numerics_to_json(report))
+    assert loaded == report and loaded.kernels[mm.id].divergence is Divergence.PROPAGATED
+
+
+def test_a_bf16_llama_names_a_kernel_that_rounds_and_no_extern_kernel():
+    """transformers' Llama from its config in bfloat16 (random weights, SDPA): rounding that fused kernels
+    introduce within tolerance reaches the matmuls after them. Each extern kernel runs again on the very
+    arguments the program gave it, also where they are buffers no node holds (the attention's output
+    the output projection reads): its local error is nil."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=256, max_position_embeddings=64, use_cache=False,
+                         attn_implementation="sdpa")
+    model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    with torch.no_grad():
+        c = explorer.compile(model, torch.randint(0, 256, (2, 32)))
+    report = c.check_numerics()
+    externs = [row for row in report.kernels.values() if row.language == "extern" and row.compared]
+    assert len(externs) >= 14 and all(row.local_max_abs == 0.0 for row in externs), externs  # 7 matmuls a layer
+    assert any(row.ok is False for row in externs)  # what the propagated comparison alone blamed
+    first = report.kernels[report.first_divergent]
+    assert first.language == "cpp" and first.divergence is Divergence.LOCAL
+    assert first.compiled_vs_float64 < first.eager_vs_float64  # its own rounding, closer to the exact result
+    assert report.locally_divergent[0] == report.first_divergent
+    assert all(report.kernels[key].language != "extern" for key in report.locally_divergent)
+
+
 def test_float64_reference_and_explicit_tolerances(cancellation):
     c, _, _ = cancellation
     fused = next(k for k in c.kernels if k.language == "cpp")
     exact = c.check_numerics(reference="float64")
     assert exact.reference == "float64" and exact.kernels[fused.id].ok  # within bf16 tolerance of the truth
+    assert exact.kernels[fused.id].local_ok  # and of the truth of its own nodes on its own inputs
     loose = c.check_numerics(rtol=1.0, atol=1.0)
     assert loose.ok and loose.rtol == 1.0
     assert c.numerics[-2:] == [exact, loose]
