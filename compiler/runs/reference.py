@@ -56,23 +56,46 @@ def input_updates(gm: torch.fx.GraphModule) -> dict[str, str]:
 
 def mutated_inputs(gm: torch.fx.GraphModule) -> set[str]:
     """The graph inputs an op of the graph writes: ``copy_`` into them, or any op whose schema marks the
-    argument they are passed as written (an ``index_put_`` Inductor re-inplaced). An input passed to an
-    op without a schema (a higher-order op, whose bodies may write it) counts as written."""
+    argument it is passed as written (an ``index_put_`` Inductor re-inplaced), given the input or a view
+    of it. An input passed to an op without a schema (a higher-order op, whose bodies may write it)
+    counts as written."""
     out = set(input_updates(gm))
-    placeholders = {n for n in gm.graph.nodes if n.op == "placeholder"}
+    base: dict[torch.fx.Node, torch.fx.Node] = {n: n for n in gm.graph.nodes if n.op == "placeholder"}  # view -> input
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
         schema = getattr(node.target, "_schema", None)
         if schema is None:
-            out.update(p.name for p in node.all_input_nodes if p in placeholders)
+            out.update(base[p].name for p in node.all_input_nodes if p in base)
             continue
         by_name = {a.name: a for a in schema.arguments}
         for argument, value in [*zip(schema.arguments, node.args), *((by_name.get(k), v) for k, v in node.kwargs.items())]:
             alias = getattr(argument, "alias_info", None)
-            if alias is not None and alias.is_write and value in placeholders:
-                out.add(value.name)
+            if alias is not None and alias.is_write and value in base:
+                out.add(base[value].name)
+        returns = schema.returns
+        if returns and returns[0].alias_info is not None and node.args and node.args[0] in base:
+            base[node] = base[node.args[0]]
     return out
+
+
+def run_inputs(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool, keep: bool = True) -> list[Any]:
+    """``inputs`` for a run of ``gm``. Those an op of it writes are copied when the caller ``keep``s its
+    own (and in float64 for a float64 run); the others are passed as they are: they are only read, and
+    a float64 run upcasts each where an op reads it, so a run that stops early (an attention with no
+    float64 kernel) converts only what it reached. Copying every input of a 7B model took 12 GB and as
+    many seconds of allocation as the rest of a check."""
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    written = mutated_inputs(gm)
+    out = []
+    for name, value in zip(placeholders, inputs):
+        if name in written and isinstance(value, torch.Tensor):
+            if upcast and value.is_floating_point() and value.dtype != torch.float64:
+                value = value.detach().to(torch.float64)
+            elif keep:
+                value = value.detach().clone()
+        out.append(value)
+    return out + list(inputs[len(placeholders):])
 
 
 def _upcast(value: Any) -> Any:
@@ -212,13 +235,13 @@ _BODIES = {op: body for name, body in (("cond", _cond), ("while_loop", _while_lo
 
 
 def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False) -> dict[str, list[Any]]:
-    """Every node's values when the graph runs eagerly on ``inputs`` (which it may mutate: pass clones),
-    by qualified name (``true_graph_0.sin`` inside a branch), one per time it ran: a node of the graph
-    once, a node of a loop's body once per iteration, a branch that did not run never."""
+    """Every node's values when the graph runs eagerly on ``inputs`` (left as they are: those it writes
+    are copied first), by qualified name (``true_graph_0.sin`` inside a branch), one per time it ran: a
+    node of the graph once, a node of a loop's body once per iteration, a branch that did not run never."""
     paths = {id(module): path for path, module in gm.named_modules() if path}
     values: dict[str, list[Any]] = {}
     with torch.no_grad():
-        _Recording(gm, upcast, values, paths).run(*[_upcast(x) if upcast else x for x in inputs])
+        _Recording(gm, upcast, values, paths).run(*run_inputs(gm, inputs, upcast))
     return values
 
 
@@ -231,7 +254,7 @@ def on_own_inputs(gm: torch.fx.GraphModule, inputs: list[Any], compiled: Mapping
     the node's, in order). Before a node's value is replaced, ``check(name, run, value)`` gets the value
     the node has when it is run on what the compiled program computed before it: for a node a kernel
     computes, the kernel's reference on the kernel's own inputs. One pass over the graph for every
-    kernel at once; ``inputs`` may be mutated (pass clones to keep them)."""
+    kernel at once; the inputs it writes are written (pass clones to keep them)."""
     paths = {id(module): path for path, module in gm.named_modules() if path}
     with torch.no_grad():
-        _OnOwnInputs(gm, upcast, compiled, given, check, {}, paths).run(*[_upcast(x) if upcast else x for x in inputs])
+        _OnOwnInputs(gm, upcast, compiled, given, check, {}, paths).run(*run_inputs(gm, inputs, upcast, keep=False))

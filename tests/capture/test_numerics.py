@@ -205,11 +205,31 @@ def test_float32_model_is_clean_and_mutated_state_is_left_alone():
     x_before = x.clone()
     report = c.check_numerics()
     assert report.ok, report.kernels
+    assert report.first_divergent is None and report.locally_divergent == []  # each run started from the same stats
     assert all(torch.equal(before[name], t) for name, t in model.state_dict().items())  # running stats too
     assert torch.equal(x, x_before)
     # the BatchNorm kernel updates its running statistics in place: compared with the graph's copy-back
     checked = [b.buffer for row in report.kernels.values() for b in row.compared]
     assert any(buffer.startswith("primals") for buffer in checked)
+
+
+def test_reference_runs_copy_only_the_inputs_their_graph_writes():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def writes_two_of_three(x, y, z):
+        x.view(-1).index_put_((torch.tensor([0]),), torch.tensor(1.0))  # through a view
+        y.copy_(z * 2)
+        return z + 1
+
+    gm = make_fx(writes_two_of_three)(torch.zeros(2, 2), torch.zeros(4), torch.ones(4))
+    assert numerics.reference.mutated_inputs(gm) == {"x_1", "y_1"}
+    inputs = [torch.zeros(2, 2), torch.zeros(4), torch.ones(4)]
+    eager = numerics.reference.node_values(gm, inputs)
+    exact = numerics.reference.node_values(gm, inputs, upcast=True)
+    assert [t.tolist() for t in inputs] == [[[0.0, 0.0], [0.0, 0.0]], [0.0] * 4, [1.0] * 4]  # left as they were
+    assert eager["z_1"][0] is inputs[2] and exact["z_1"][0] is inputs[2]  # read, so not copied
+    assert eager["x_1"][0].tolist() == [[1.0, 0.0], [0.0, 0.0]] and eager["y_1"][0].tolist() == [2.0] * 4
+    assert exact["x_1"][0].dtype == exact["add"][0].dtype == torch.float64  # upcast where an op read it
 
 
 def test_integer_buffers_compare_exactly_and_nan_is_counted():
