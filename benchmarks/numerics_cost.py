@@ -54,11 +54,13 @@ def llama(device: str, layers: int, hidden: int, tokens: tuple[int, int]) -> tup
                            f"input ids {tuple(ids.shape)}")
 
 
-def measure(model: Any, inputs: tuple[Any, ...], device: str, rounds: int) -> tuple[float, float, Any, Any]:
+def measure(model: Any, inputs: tuple[Any, ...], device: str, rounds: int) -> tuple[float, float, float, Any, Any]:
+    """Median wall seconds of a check, its median CPU seconds (this process's threads: steadier than wall
+    time on a machine others share), median seconds of one run, the last report and the compilation."""
     with torch.no_grad():
         c = explorer.compile(model, *inputs)
     run = replay.runner(c)
-    runs, checks = [], []
+    runs, checks, cpu = [], [], []
     for _ in range(rounds):
         run()
         replay.synchronize(device)
@@ -66,10 +68,11 @@ def measure(model: Any, inputs: tuple[Any, ...], device: str, rounds: int) -> tu
         run()
         replay.synchronize(device)
         runs.append(time.perf_counter() - started)
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         report = c.check_numerics()
         checks.append(time.perf_counter() - started)
-    return statistics.median(checks), statistics.median(runs), report, c
+        cpu.append(time.process_time() - started_cpu)
+    return statistics.median(checks), statistics.median(cpu), statistics.median(runs), report, c
 
 
 def main() -> None:
@@ -82,7 +85,8 @@ def main() -> None:
     recording.add_argument(parser)
     args = parser.parse_args()
     devices = args.device or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
-    table = recording.Table(["device", "check s", "one run s", "ratio", "kernels", "first divergent", "its error"])
+    table = recording.Table(["device", "check s", "check cpu s", "one run s", "ratio", "kernels", "first divergent",
+                             "its error"])
     notes = []
     for device in devices:
         if args.llama_layers:
@@ -90,12 +94,12 @@ def main() -> None:
             model, inputs, what = llama(device, args.llama_layers, args.hidden, (batch, length))
         else:
             model, inputs, what = block(device)
-        check, run, report, c = measure(model, inputs, device, args.rounds)
+        check, cpu, run, report, c = measure(model, inputs, device, args.rounds)
         if not args.llama_layers:
             assert report.ok, report
         first = report.kernels[report.first_divergent] if report.first_divergent else None
-        table.add(device, f"{check:.3f}", f"{run:.5f}", f"{check / run:.0f}x", str(len(report.kernels)),
-                  first.kernel if first else "-", f"{first.language}, {first.divergence}" if first else "-")
+        table.add(device, f"{check:.3f}", f"{cpu:.3f}", f"{run:.5f}", f"{check / run:.0f}x", str(len(report.kernels)),
+                  first.kernel if first else "-", f"{first.language}, {first.divergence.value if first.divergence else '-'}" if first else "-")
         notes.append(f"{device}: {what}")
         del model, inputs, c, report
     print(table.text())

@@ -46,6 +46,14 @@ class _Column:
         return max([cell_len(self.header)] + [c.cell_len if isinstance(c, Text) else cell_len(c) for c in self.cells])
 
 
+def _verdict(row: KernelRow, wide: bool) -> str:
+    """ok, or which error leaves tolerance: the kernel's own (local) or only what its inputs carried."""
+    if row.ok is not False and row.divergence is None:
+        return {True: "ok", None: "-"}[row.ok]
+    kind = row.divergence or "propagated"
+    return f"DIVERGES ({kind})" if wide else ("no, local" if kind == "local" else "no, prop.")
+
+
 def _kernel_columns(rows: list[KernelRow], form: str, timed: bool, checked: bool) -> list[_Column]:
     """The kernels table's columns in one of three forms: ``wide``, every count and the bar; ``narrow``,
     what answers "which kernel, how slow, whose line"; ``ids``, the kernel and its numbers only."""
@@ -62,8 +70,8 @@ def _kernel_columns(rows: list[KernelRow], form: str, timed: bool, checked: bool
                     _Column("share", ["" if r.share is None else f"{r.share:.1%}" for r in rows], "right")]
     if checked:
         columns += [_Column("max rel", ["" if r.max_rel is None else f"{r.max_rel:.3g}" for r in rows], "right"),
-                    _Column("ok", [Text({True: "ok", False: "DIVERGES" if wide else "no", None: "-"}[r.ok],
-                                        style="red" if r.ok is False else "") for r in rows])]
+                    _Column("ok", [Text(_verdict(r, wide), style="red" if r.divergence == "local" else "")
+                                   for r in rows])]
     if wide:
         columns.append(_Column("user lines", [_user_lines(r) for r in rows]))
     elif form == "narrow":

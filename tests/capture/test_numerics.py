@@ -310,15 +310,19 @@ def test_bad_requests_are_refused(tmp_path, cancellation):
 
 
 def test_kernels_table_marks_the_first_divergent_kernel_and_sorts_by_error(cancellation):
-    from compiler.render import table_rows as tables
+    from compiler.render import table_rows, tables
 
     c, _, _ = cancellation
     report = c.numerics[-1] if c.numerics else c.check_numerics()
-    rows = tables.kernel_rows(c.graphs[0], numerics=report)
-    worst = tables.select(rows, "error")[0]
+    rows = table_rows.kernel_rows(c.graphs[0], numerics=report)
+    worst = table_rows.select(rows, "error")[0]
     assert worst.id == report.first_divergent and worst.first_divergent and worst.ok is False
-    assert worst.max_rel == report.kernels[report.first_divergent].max_rel
+    assert worst.max_rel == report.kernels[report.first_divergent].max_rel and worst.divergence == "local"
     assert [r.first_divergent for r in rows].count(True) == 1 and all(r.ms is None for r in rows)
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(tables.kernels_table(rows, "kernels", width=250))
+    line = next(t for t in console.file.getvalue().splitlines() if worst.id in t)
+    assert "first divergent" in line and "DIVERGES (local)" in line
 
 
 def test_with_edits_says_what_cannot_be_edited_and_keeps_the_program(reduction_compilation):
