@@ -15,9 +15,10 @@ so a buffer's error holds the rounding of every kernel before it, and a bfloat16
 rounding its inputs carried within tolerance leaves tolerance itself. Each buffer also gets its *local*
 error: the graph runs eagerly once more where every node the compiled program kept a buffer of takes
 that buffer's value (``reference.on_own_inputs``), so a kernel's nodes run on the values the compiled
-program gave the kernel. The first divergent kernel is the first whose local error leaves tolerance;
-an extern kernel, the same op on the same values, is never it. The buffers are the copies the observed
-run already made; every figure is read back at the end, at once.
+program gave the kernel, and an extern kernel's op runs again on the very arguments it was called with.
+The first divergent kernel is the first whose local error leaves tolerance: a matmul that only sums
+rounding from before is not it. The buffers are the copies the observed run already made; every figure
+is read back at the end, at once.
 
 Default tolerances, per dtype of the buffer (``|compiled - reference| <= atol + rtol * |reference|``
 element by element): float64 1e-7/1e-7, float32 1e-4/1e-5 (fused kernels reassociate sums), float16
@@ -94,13 +95,12 @@ class Readback:
 
 def _outside(a64: torch.Tensor, b64: torch.Tensor, rtol: float, atol: float) -> list[torch.Tensor]:
     """The fraction of elements outside tolerance, the largest finite error, and the largest finite
-    magnitude of the reference (what max_rel is relative to). NaN against NaN and an infinity against
-    the same one agree."""
-    finite = a64.isfinite() & b64.isfinite()
-    same_special = (a64.isnan() & b64.isnan()) | (a64.isinf() & b64.isinf() & (a64 == b64))
+    magnitude of the reference where both sides are finite (what max_rel is relative to). NaN against
+    NaN and an infinity against the same one agree (``isclose``)."""
     diff = (a64 - b64).abs()
-    within = (finite & (diff <= atol + rtol * b64.abs())) | same_special
-    return [(~within).double().mean(), _largest(diff, finite), _largest(b64.abs(), finite)]
+    finite = a64.isfinite() & b64.isfinite()
+    outside = ~torch.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=True)
+    return [outside.double().mean(), _largest(diff, finite), _largest(b64.abs(), finite)]
 
 
 def _unequal(a: torch.Tensor, b: torch.Tensor) -> list[torch.Tensor]:
@@ -210,12 +210,12 @@ class _Observer:
     """Copies graph inputs, the buffers each kernel call wrote and the arguments each extern call was
     given, while the compiled function runs once."""
 
-    def __init__(self, c: Any) -> None:
+    def __init__(self, c: Any, mutated: dict[str, set[str]]) -> None:
         self.graphs = {g.id: g for g in c.graphs}
         self.calls = {(g.id, k.id): kernel_io.kernel_calls(k, g.wrapper.source) for g in c.graphs for k in g.kernels}
         self.externs = {g.id: sorted((k for k in g.kernels if k.language == "extern"),
                                      key=lambda k: k.wrapper_lines[0] if k.wrapper_lines else 0) for g in c.graphs}
-        self.written_inputs = {g.id: _written_inputs(g, self.calls) for g in c.graphs}
+        self.written_inputs = {g.id: _written_inputs(g, self.calls, mutated.get(g.id)) for g in c.graphs}
         self.current: dict[str, _GraphCall] = {}
         self.order: list[_GraphCall] = []
 
@@ -261,14 +261,15 @@ class _Observer:
         return result
 
 
-def _written_inputs(graph: Any, calls: dict[tuple[str, str], list[Any]]) -> set[int] | None:
-    """Positions of the graph's inputs that a kernel call writes or an op of the graph mutates (the rest
-    keep their values through the call); None, all of them, without its post-grad graph."""
+def _written_inputs(graph: Any, calls: dict[tuple[str, str], list[Any]], mutated: set[str] | None) -> set[int] | None:
+    """Positions of the graph's inputs that a kernel call writes or an op of the graph mutates (``mutated``:
+    ``reference.mutated_inputs``); the rest keep their values through the call. None, all of them, without
+    its post-grad graph."""
     gm = graph.post_grad.module
-    if gm is None:
+    if gm is None or mutated is None:
         return None
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    written = reference.mutated_inputs(gm)
+    written = set(mutated)
     for kernel in graph.kernels:
         for call in calls.get((graph.id, kernel.id), ()):
             written.update(call.outputs.values())
@@ -277,8 +278,8 @@ def _written_inputs(graph: Any, calls: dict[tuple[str, str], list[Any]]) -> set[
     return {i for i, name in enumerate(names) if name in written}
 
 
-def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, list[str]]:
-    observer = _Observer(c)
+def _run_observed(c: Any, edits: Mapping[Any, str] | None, mutated: dict[str, set[str]]) -> tuple[_Observer, list[str]]:
+    observer = _Observer(c, mutated)
     found = substitution.substitutes(c, edits, "check_numerics(edits=...)")
     namespaces, prefixes, graph_labels = [], {}, []
     for graph in c.graphs:
@@ -295,13 +296,13 @@ def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, l
     return observer, edited
 
 
-def _observe(c: Any, edits: Mapping[Any, str] | None) -> tuple[list[_GraphCall], dict[tuple[str, str], list[Any]],
+def _observe(c: Any, edits: Mapping[Any, str] | None, mutated: dict[str, set[str]]) -> tuple[list[_GraphCall], dict[tuple[str, str], list[Any]],
                                                                 list[str], list[str]]:
     """Each graph call's inputs and the buffers each kernel call wrote; the wrapper's call sites of each
     kernel; the kernels edited; notes. An AOTInductor package is observed through a copy that saves its
     kernels' tensors (compiler/runs/package_numerics.py), a Python wrapper by watching its calls."""
     if c.export is None:
-        observer, edited = _run_observed(c, edits)
+        observer, edited = _run_observed(c, edits, mutated)
         return observer.order, observer.calls, edited, []
     if edits:
         raise ValueError("check_numerics(edits=...) replaces kernels in the Python wrapper; a package's kernels are "
@@ -313,7 +314,8 @@ def _observe(c: Any, edits: Mapping[Any, str] | None) -> tuple[list[_GraphCall],
 # ------------------------------------------------------------------------------------------ the report
 
 
-def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
+def _references(graph: Any, inputs: list[Any], written: set[str],
+                want_exact: bool) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
     """The graph's node values in eager (None when it cannot run eagerly) and in float64 (empty when it
     cannot: flash and memory-efficient attention on a GPU have no float64 kernel), and a note saying
     what is missing. Without float64 values kernels are still compared against eager."""
@@ -323,13 +325,13 @@ def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[s
         return None, {}, (f"{graph.id}: the graph has {len(placeholders)} inputs but was called with {len(inputs)}; "
                           "its kernels were not compared")
     try:
-        eager = reference.node_values(gm, inputs)
+        eager = reference.node_values(gm, inputs, written=written)
     except Exception as error:  # an op with no eager implementation: say so, keep the rest of the report
         return None, {}, f"{graph.id}: running its post-grad graph eagerly failed ({type(error).__name__}: {error})"
     if not want_exact:
         return eager, {}, ""
     try:
-        return eager, reference.node_values(gm, inputs, upcast=True), ""
+        return eager, reference.node_values(gm, inputs, upcast=True, written=written), ""
     except Exception as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         return eager, {}, (f"{graph.id}: running its post-grad graph in float64 failed ({type(error).__name__}: "
@@ -347,7 +349,8 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
             raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
     replay.check_runnable(c, "check_numerics()")
-    order, call_sites, edited, notes = _observe(c, edits)
+    mutated = {g.id: reference.mutated_inputs(g.post_grad.module) for g in c.graphs if g.post_grad.module is not None}
+    order, call_sites, edited, notes = _observe(c, edits, mutated)
     graphs = {g.id: g for g in c.graphs}
     keys = kernel_keys(c)
     rows: dict[str, KernelNumerics] = {}
@@ -360,7 +363,7 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
     readback = Readback()
     for record in order:
         graph = graphs[record.graph]
-        eager, exact, note = _references(graph, record.inputs, want_exact=True)
+        eager, exact, note = _references(graph, record.inputs, mutated.get(graph.id, set()), want_exact=True)
         if note:
             notes.append(note)
         ran[graph.id].update(eager or ())
@@ -400,7 +403,8 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                         given[(node, iteration)] = record.extern_args[kernel_id]
         del eager, exact  # the local run keeps no values: only one graph's are held at a time
         if kept:
-            note = _local_errors(graph, record.inputs, kept, given, reference_kind == "float64", readback)
+            note = _local_errors(graph, record.inputs, mutated[graph.id], kept, given, reference_kind == "float64",
+                                 readback)
             if note:
                 notes.append(note)
     readback.read()
@@ -416,7 +420,8 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
     return report
 
 
-def _local_errors(graph: Any, inputs: list[Any], kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]],
+def _local_errors(graph: Any, inputs: list[Any], written: set[str],
+                  kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]],
                   given: dict[tuple[str, int], list[Any]], upcast: bool, readback: Readback) -> str:
     """Compare every kept buffer with its node run on the compiled program's own values (each kernel's
     local error), in one more eager run of the graph: ``kept`` maps (node, run) to the buffers holding
@@ -430,7 +435,7 @@ def _local_errors(graph: Any, inputs: list[Any], kept: dict[tuple[str, int], lis
 
     compiled = {where: buffers[0][0] for where, buffers in kept.items()}
     try:
-        reference.on_own_inputs(graph.post_grad.module, inputs, compiled, given, check, upcast=upcast)
+        reference.on_own_inputs(graph.post_grad.module, inputs, compiled, given, check, upcast=upcast, written=written)
     except Exception as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         return (f"{graph.id}: running its post-grad graph on the compiled program's own buffers failed "

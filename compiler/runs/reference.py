@@ -55,38 +55,29 @@ def input_updates(gm: torch.fx.GraphModule) -> dict[str, str]:
 
 
 def mutated_inputs(gm: torch.fx.GraphModule) -> set[str]:
-    """The graph inputs an op of the graph writes: ``copy_`` into them, or any op whose schema marks the
-    argument it is passed as written (an ``index_put_`` Inductor re-inplaced), given the input or a view
-    of it. An input passed to an op without a schema (a higher-order op, whose bodies may write it)
-    counts as written."""
+    """The graph inputs an op of the graph may write, given the input or a view of it: ``copy_`` into
+    them, any op FX counts as impure (a mutable schema: an ``index_put_`` Inductor re-inplaced; a random
+    op), and a ``cond`` / ``while_loop`` / ``invoke_subgraph``, whose bodies may write what they are passed."""
     out = set(input_updates(gm))
     base: dict[torch.fx.Node, torch.fx.Node] = {n: n for n in gm.graph.nodes if n.op == "placeholder"}  # view -> input
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
-        schema = getattr(node.target, "_schema", None)
-        if schema is None:
+        if getattr(node.target, "is_view", False):
+            if node.args and node.args[0] in base:
+                base[node] = base[node.args[0]]
+        elif node.target in _BODIES or node.is_impure():
             out.update(base[p].name for p in node.all_input_nodes if p in base)
-            continue
-        by_name = {a.name: a for a in schema.arguments}
-        for argument, value in [*zip(schema.arguments, node.args), *((by_name.get(k), v) for k, v in node.kwargs.items())]:
-            alias = getattr(argument, "alias_info", None)
-            if alias is not None and alias.is_write and value in base:
-                out.add(base[value].name)
-        returns = schema.returns
-        if returns and returns[0].alias_info is not None and node.args and node.args[0] in base:
-            base[node] = base[node.args[0]]
     return out
 
 
-def run_inputs(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool, keep: bool = True) -> list[Any]:
-    """``inputs`` for a run of ``gm``. Those an op of it writes are copied when the caller ``keep``s its
-    own (and in float64 for a float64 run); the others are passed as they are: they are only read, and
-    a float64 run upcasts each where an op reads it, so a run that stops early (an attention with no
-    float64 kernel) converts only what it reached. Copying every input of a 7B model took 12 GB and as
-    many seconds of allocation as the rest of a check."""
+def run_inputs(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool, written: set[str], keep: bool = True) -> list[Any]:
+    """``inputs`` for a run of ``gm``. Those it writes (``written``: ``mutated_inputs``) are copied when
+    the caller ``keep``s its own (and in float64 for a float64 run); the others are passed as they are:
+    they are only read, and a float64 run upcasts each where an op reads it, so a run that stops early
+    (an attention with no float64 kernel) converts only what it reached. Copying every input of a 7B
+    model twice would copy 24 GB, and upcasting them all 47 GB more."""
     placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    written = mutated_inputs(gm)
     out = []
     for name, value in zip(placeholders, inputs):
         if name in written and isinstance(value, torch.Tensor):
@@ -175,10 +166,13 @@ class _OnOwnInputs(_Eager):
                  runs: dict[str, int], paths: dict[int, str], path: str = "") -> None:
         super().__init__(gm, upcast, paths, path, garbage_collect_values=True)
         self.compiled, self.given, self.check, self.runs = compiled, given, check, runs
+        self.externs = {name for name, _ in given}
 
     def fetch_args_kwargs_from_env(self, n: torch.fx.Node) -> tuple[Any, dict[str, Any]]:
         args, kwargs = super().fetch_args_kwargs_from_env(n)
         name = f"{self.path}.{n.name}" if self.path else n.name
+        if name not in self.externs:
+            return args, kwargs
         given = self.given.get((name, self.runs.get(name, 0)))
         return (args if given is None else _given(args, given)), kwargs
 
@@ -234,27 +228,33 @@ _BODIES = {op: body for name, body in (("cond", _cond), ("while_loop", _while_lo
            if (op := getattr(torch.ops.higher_order, name, None)) is not None}
 
 
-def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False) -> dict[str, list[Any]]:
-    """Every node's values when the graph runs eagerly on ``inputs`` (left as they are: those it writes
-    are copied first), by qualified name (``true_graph_0.sin`` inside a branch), one per time it ran: a
-    node of the graph once, a node of a loop's body once per iteration, a branch that did not run never."""
+def node_values(gm: torch.fx.GraphModule, inputs: list[Any], upcast: bool = False,
+                written: set[str] | None = None) -> dict[str, list[Any]]:
+    """Every node's values when the graph runs eagerly on ``inputs`` (left as they are: those it writes,
+    ``written`` or ``mutated_inputs(gm)``, are copied first), by qualified name (``true_graph_0.sin``
+    inside a branch), one per time it ran: a node of the graph once, a node of a loop's body once per
+    iteration, a branch that did not run never."""
     paths = {id(module): path for path, module in gm.named_modules() if path}
     values: dict[str, list[Any]] = {}
+    written = mutated_inputs(gm) if written is None else written
     with torch.no_grad():
-        _Recording(gm, upcast, values, paths).run(*run_inputs(gm, inputs, upcast))
+        _Recording(gm, upcast, values, paths).run(*run_inputs(gm, inputs, upcast, written))
     return values
 
 
 def on_own_inputs(gm: torch.fx.GraphModule, inputs: list[Any], compiled: Mapping[tuple[str, int], torch.Tensor],
                   given: Mapping[tuple[str, int], list[Any]], check: Callable[[str, int, torch.Tensor], None],
-                  upcast: bool = False) -> None:
+                  upcast: bool = False, written: set[str] | None = None) -> None:
     """Run the graph eagerly where every node the compiled program kept a value of takes that value:
     ``compiled`` maps (qualified node name, which run of it) to the compiled program's tensor, ``given``
     to the arguments an extern kernel computing the node was called with (its tensor arguments replace
     the node's, in order). Before a node's value is replaced, ``check(name, run, value)`` gets the value
     the node has when it is run on what the compiled program computed before it: for a node a kernel
     computes, the kernel's reference on the kernel's own inputs. One pass over the graph for every
-    kernel at once; the inputs it writes are written (pass clones to keep them)."""
+    kernel at once; the inputs it writes (``written`` or ``mutated_inputs(gm)``) are written (pass
+    clones to keep them)."""
     paths = {id(module): path for path, module in gm.named_modules() if path}
+    written = mutated_inputs(gm) if written is None else written
     with torch.no_grad():
-        _OnOwnInputs(gm, upcast, compiled, given, check, {}, paths).run(*run_inputs(gm, inputs, upcast, keep=False))
+        _OnOwnInputs(gm, upcast, compiled, given, check, {}, paths).run(
+            *run_inputs(gm, inputs, upcast, written, keep=False))

@@ -159,7 +159,8 @@ export class Reports {
       local_max_rel: num(row.local_max_rel),
       local_max_abs: num(row.local_max_abs),
       local_mismatched: num(row.local_mismatched),
-      divergence: localOk === false ? "local" : ok === false ? "propagated" : null,
+      // which error leaves tolerance (written since local errors; the same rule for reports saved before)
+      divergence: typeof row.divergence === "string" ? row.divergence : localOk === false ? "local" : ok === false ? "propagated" : null,
       notes,
     };
   }
