@@ -7,6 +7,7 @@ compares it with the reference run of the kernel's own nodes on the values the c
 actually gave the kernel: the error this kernel introduces. Rounding that earlier kernels introduce
 within tolerance can leave tolerance by the time a matmul has summed it; only the local error says
 which kernel made it, so the first divergent kernel is the first whose local error leaves tolerance.
+Local errors are computed for the buffers whose propagated error leaves tolerance.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class BufferCheck:
     nan: tuple[int, int] = (0, 0)  # NaNs in the compiled buffer, in the reference
     inf: tuple[int, int] = (0, 0)
     note: str = ""  # why it was not compared
-    # against the kernel's nodes run on the compiled program's own inputs to it (None: not computed)
+    # against the kernel's nodes run on the compiled program's own inputs to it; None: not computed, as
+    # for a buffer within tolerance of the reference (only an error that leaves tolerance is traced back)
     local_ok: bool | None = None
     local_max_abs: float | None = None
     local_max_rel: float | None = None

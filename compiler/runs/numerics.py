@@ -17,8 +17,9 @@ error: the graph runs eagerly once more where every node the compiled program ke
 that buffer's value (``reference.on_own_inputs``), so a kernel's nodes run on the values the compiled
 program gave the kernel, and an extern kernel's op runs again on the very arguments it was called with.
 The first divergent kernel is the first whose local error leaves tolerance: a matmul that only sums
-rounding from before is not it. The buffers are the copies the observed run already made; every figure
-is read back at the end, at once.
+rounding from before is not it. Local errors are computed where the propagated ones leave tolerance, so
+a program within tolerance is not run a third time. The buffers are the copies the observed run already
+made; the figures are read back once a graph call and once at the end.
 
 Default tolerances, per dtype of the buffer (``|compiled - reference| <= atol + rtol * |reference|``
 element by element): float64 1e-7/1e-7, float32 1e-4/1e-5 (fused kernels reassociate sums), float16
@@ -70,8 +71,8 @@ def _largest(values: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
 
 class Readback:
     """Figures of many comparisons, reduced on their devices and read back together: one synchronisation
-    a device for a whole report. Reading each buffer's figures as it was compared stalled the host once
-    a buffer (about 800 a 24-block training step), and the local comparisons would have doubled that."""
+    a device for all of them. Reading each buffer's figures as it was compared stalled the host once a
+    buffer (about 800 a 24-block training step), and the local comparisons would have doubled that."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[torch.Tensor, Callable[[list[float]], None]]] = []
@@ -402,7 +403,8 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                     if kernel_id in record.extern_args:
                         given[(node, iteration)] = record.extern_args[kernel_id]
         del eager, exact  # the local run keeps no values: only one graph's are held at a time
-        if kept:
+        readback.read()  # the local errors are computed where the propagated ones leave tolerance
+        if any(item.ok is False for buffers in kept.values() for _, item in buffers):
             note = _local_errors(graph, record.inputs, mutated[graph.id], kept, given, reference_kind == "float64",
                                  readback)
             if note:
@@ -423,15 +425,18 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
 def _local_errors(graph: Any, inputs: list[Any], written: set[str],
                   kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]],
                   given: dict[tuple[str, int], list[Any]], upcast: bool, readback: Readback) -> str:
-    """Compare every kept buffer with its node run on the compiled program's own values (each kernel's
-    local error), in one more eager run of the graph: ``kept`` maps (node, run) to the buffers holding
-    its compiled value, ``given`` to the arguments of the extern kernel computing it. An extern kernel's
-    inputs may be buffers no node holds (a layout copy Inductor made, the output of an attention it
-    calls through torch.ops): run on its own arguments, its local error is its op's and only its op's.
-    Returns a note when that run fails (the buffers keep their propagated errors)."""
+    """Compare every kept buffer whose propagated error leaves tolerance with its node run on the compiled
+    program's own values (its kernel's local error), in one more eager run of the graph: ``kept`` maps
+    (node, run) to the buffers holding its compiled value, ``given`` to the arguments of the extern
+    kernel computing it. A buffer within tolerance of eager gets no local error: whatever its kernel did
+    leaves the program within tolerance there, and a program within tolerance is not run again. An
+    extern kernel's inputs may be buffers no node holds (a layout copy Inductor made, the output of an
+    attention it calls through torch.ops): run on its own arguments, its local error is its op's and
+    only its op's. Returns a note when that run fails (the buffers keep their propagated errors)."""
     def check(node: str, run: int, local: torch.Tensor) -> None:
         for value, item in kept[(node, run)]:
-            compare_local(item, value, local, readback)
+            if item.ok is False:
+                compare_local(item, value, local, readback)
 
     compiled = {where: buffers[0][0] for where, buffers in kept.items()}
     try:

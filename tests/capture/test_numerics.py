@@ -109,8 +109,8 @@ def test_a_matmul_that_amplifies_earlier_rounding_is_never_first_divergent(ampli
     assert row.ok is False and report.divergent == [mm.id]  # its propagated error: what was blamed before
     assert row.local_ok is True and row.local_max_abs == 0.0 and row.divergence is Divergence.PROPAGATED
     first = report.kernels[pointwise.id]
-    assert first.ok is True and first.local_ok is True and first.divergence is None
-    assert first.local_max_abs == first.max_abs > 0  # it reads only graph inputs: both errors are one
+    assert first.ok is True and first.divergence is None
+    assert first.local_ok is None and first.local_max_abs is None  # within tolerance: nothing to trace back
     assert report.first_divergent is None and report.first_divergent_nodes == {} and report.locally_divergent == []
     assert not report.ok and report.verdict == (
         f"no kernel's own error leaves tolerance of eager; their accumulated error does, first at {mm.id} "
@@ -122,6 +122,10 @@ def test_a_matmul_that_amplifies_earlier_rounding_is_never_first_divergent(ampli
     assert report.verdict in text and "local max rel" in text
     line = next(t for t in text.splitlines() if t.lstrip("│ ").startswith(mm.id))
     assert "DIVERGES" in line and "propagated" in line
+    # against float64 too: the matmul of the compiled h in float64 is the compiled y, rounded once
+    exact = c.check_numerics(reference="float64")
+    row = exact.kernels[mm.id]
+    assert row.ok is False and row.local_ok is True and 0 < row.local_max_rel < 0.01 and exact.first_divergent is None
 
 
 def test_a_kernel_wrong_after_the_amplifying_matmul_is_still_named(amplified):
@@ -155,8 +159,10 @@ def test_a_bf16_llama_names_a_kernel_that_rounds_and_no_extern_kernel():
         c = explorer.compile(model, torch.randint(0, 256, (2, 32)))
     report = c.check_numerics()
     externs = [row for row in report.kernels.values() if row.language == "extern" and row.compared]
-    assert len(externs) >= 14 and all(row.local_max_abs == 0.0 for row in externs), externs  # 7 matmuls a layer
-    assert any(row.ok is False for row in externs)  # what the propagated comparison alone blamed
+    blamed = [row for row in externs if row.ok is False]  # what the propagated comparison alone blamed
+    assert len(externs) >= 14 and len(blamed) >= 7  # 7 matmuls a layer
+    assert all(row.local_max_abs == 0.0 for row in blamed), blamed
+    assert all(row.local_ok is None for row in externs if row.ok)  # within tolerance: nothing to trace back
     first = report.kernels[report.first_divergent]
     assert first.language == "cpp" and first.divergence is Divergence.LOCAL
     assert first.compiled_vs_float64 < first.eager_vs_float64  # its own rounding, closer to the exact result
@@ -169,7 +175,6 @@ def test_float64_reference_and_explicit_tolerances(cancellation):
     fused = next(k for k in c.kernels if k.language == "cpp")
     exact = c.check_numerics(reference="float64")
     assert exact.reference == "float64" and exact.kernels[fused.id].ok  # within bf16 tolerance of the truth
-    assert exact.kernels[fused.id].local_ok  # and of the truth of its own nodes on its own inputs
     loose = c.check_numerics(rtol=1.0, atol=1.0)
     assert loose.ok and loose.rtol == 1.0
     assert c.numerics[-2:] == [exact, loose]

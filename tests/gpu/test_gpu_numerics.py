@@ -83,7 +83,7 @@ def test_no_extern_kernel_of_a_bf16_llama_is_first_divergent(llama):
     # their propagated errors leave tolerance (the check named extern_kernels.mm:2 before local errors) ...
     assert any(row.ok is False for row in externs)
     # ... but each, run again on the arguments the program gave it, adds no error of its own
-    assert all(row.local_ok is True for row in externs), [row for row in externs if row.local_ok is not True]
+    assert all(row.local_ok is True for row in externs if row.ok is False), [row for row in externs if row.ok is False]
     assert not any(report.kernels[key].language == "extern" for key in report.locally_divergent)
     if report.first_divergent is not None:
         first = report.kernels[report.first_divergent]
@@ -93,7 +93,7 @@ def test_no_extern_kernel_of_a_bf16_llama_is_first_divergent(llama):
 def test_a_wrong_kernel_in_the_llama_is_still_found(llama):
     c, clean = llama
     silu = next(k for k in c.kernels if k.language == "triton" and "silu" in k.name)  # act_fn(gate) * up
-    assert clean.kernels[silu.id].local_max_rel < 0.05
+    assert clean.kernels[silu.id].local_ok is not False  # its own error, where it was traced, is within tolerance
     edited = c.check_numerics(edits={silu.id: gpu_edits.wrong(silu.source)})
     row = edited.kernels[silu.id]
     assert row.divergence is Divergence.LOCAL and row.local_max_rel > 0.3 and silu.id in edited.locally_divergent
