@@ -243,7 +243,7 @@ export class KernelsStage {
     // only a kernel whose own (local) error leaves tolerance draws the eye
     const level = e.ok === true || (e.divergence === "propagated" && e.local_ok === true) ? null : heatLevel("error", e.max_rel, this.errorTop);
     const state = e.ok === true ? "ok" : e.ok === false ? "diverges" : "not compared";
-    const local = e.local_max_rel === null ? "no local error (report saved before them)" : `local max rel ${formatError(e.local_max_rel)} (its own nodes on the compiled program's inputs to it)`;
+    const local = e.local_max_rel === null ? "no local error (traced back only outside tolerance)" : `local max rel ${formatError(e.local_max_rel)} (its own nodes on the compiled program's inputs to it)`;
     const kind = e.divergence === "local" ? "its own error leaves tolerance" : e.divergence === "propagated" ? "only the error its inputs carried leaves tolerance" : null;
     return h(
       "span",
