@@ -55,6 +55,16 @@ class BufferCheck:
     local_mismatched: float | None = None
 
 
+def _worst(attr: str) -> Any:
+    """A row's figure: the worst ``attr`` of its compared buffers (None when none has one)."""
+
+    def worst(row: KernelNumerics) -> float | None:
+        values = [getattr(b, attr) for b in row.compared if getattr(b, attr) is not None]
+        return max(values) if values else None
+
+    return property(worst)
+
+
 @dataclass
 class KernelNumerics:
     key: str
@@ -74,47 +84,20 @@ class KernelNumerics:
         checked = self.compared
         return None if not checked else all(b.ok for b in checked)
 
-    def _worst(self, attr: str) -> float | None:
-        values = [getattr(b, attr) for b in self.compared if getattr(b, attr) is not None]
-        return max(values) if values else None
-
-    @property
-    def max_abs(self) -> float | None:
-        return self._worst("max_abs")
-
-    @property
-    def max_rel(self) -> float | None:
-        return self._worst("max_rel")
-
-    @property
-    def mismatched(self) -> float | None:
-        return self._worst("mismatched")
-
-    @property
-    def compiled_vs_float64(self) -> float | None:
-        return self._worst("compiled_vs_float64")
-
-    @property
-    def eager_vs_float64(self) -> float | None:
-        return self._worst("eager_vs_float64")
+    max_abs = _worst("max_abs")
+    max_rel = _worst("max_rel")
+    mismatched = _worst("mismatched")
+    compiled_vs_float64 = _worst("compiled_vs_float64")
+    eager_vs_float64 = _worst("eager_vs_float64")
+    local_max_abs = _worst("local_max_abs")
+    local_max_rel = _worst("local_max_rel")
+    local_mismatched = _worst("local_mismatched")
 
     @property
     def local_ok(self) -> bool | None:
         """The local error within tolerance (True), outside it (False), or not computed (None)."""
         checked = [b.local_ok for b in self.compared if b.local_ok is not None]
         return None if not checked else all(checked)
-
-    @property
-    def local_max_abs(self) -> float | None:
-        return self._worst("local_max_abs")
-
-    @property
-    def local_max_rel(self) -> float | None:
-        return self._worst("local_max_rel")
-
-    @property
-    def local_mismatched(self) -> float | None:
-        return self._worst("local_mismatched")
 
     @property
     def divergence(self) -> Divergence | None:
