@@ -1,4 +1,4 @@
-"""GPU: c.check_numerics() on Triton kernels, and an edited kernel that is wrong (run with `pytest -m gpu`)."""
+"""GPU: c.check_numerics() on Triton kernels, an edited kernel that is wrong, and a bf16 Llama whose matmuls only carry rounding in (run with `pytest -m gpu`)."""
 
 from __future__ import annotations
 
