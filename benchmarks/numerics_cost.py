@@ -98,8 +98,10 @@ def main() -> None:
         if not args.llama_layers:
             assert report.ok, report
         first = report.kernels[report.first_divergent] if report.first_divergent else None
+        # a checkout from before local errors (this script copied there, to time the check before) has no divergence
+        kind = getattr(first, "divergence", None)
         table.add(device, f"{check:.3f}", f"{cpu:.3f}", f"{run:.5f}", f"{check / run:.0f}x", str(len(report.kernels)),
-                  first.kernel if first else "-", f"{first.language}, {first.divergence.value if first.divergence else '-'}" if first else "-")
+                  first.kernel if first else "-", f"{first.language}, {kind.value if kind else 'propagated'}" if first else "-")
         notes.append(f"{device}: {what}")
         del model, inputs, c, report
     print(table.text())
