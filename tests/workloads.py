@@ -95,6 +95,25 @@ def bf16_cancellation(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     h = x @ w
     big = h.bfloat16() * 1000
     return (big + 1) - big
+
+
+def bf16_rounding_amplified(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """bfloat16 rounding a matmul amplifies. The pointwise kernel of ``h`` keeps float32 between its two
+    ops where eager rounds after each: within tolerance. The matmul sums that rounding over 64 products,
+    and where its outputs cancel to near zero the sum leaves tolerance, though the matmul adds no error
+    of its own."""
+    h = x * 1.1 + 0.7
+    return h, h @ w
+
+
+def bf16_amplified_then_cancelled(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """bf16_rounding_amplified, then a kernel whose own error leaves tolerance (it cancels as
+    bf16_cancellation does)."""
+    h, y = bf16_rounding_amplified(x, w)
+    big = y * 1000
+    return h, y, (big + 1) - big
+
+
 def embedding_lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """Indirect indexing: Inductor checks every index against the table's size inside the kernel."""
     return torch.nn.functional.embedding(ids, table) * 2

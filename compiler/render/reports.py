@@ -70,29 +70,41 @@ def _g(value: float | None) -> str:
 
 
 _STATE = {True: "ok", False: "DIVERGES", None: "not compared"}
-_NUMERICS_HEAD = ["kernel", "language", "", "max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64",
-                  "notes"]
+_NUMERICS_HEAD = ["kernel", "language", "", "error", "max abs", "max rel", "outside tol", "local max rel",
+                  "local outside tol", "compiled vs f64", "eager vs f64", "notes"]
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def _numerics_row(row: KernelNumerics) -> list[str]:
-    return [row.key, row.language, _STATE[row.ok], _g(row.max_abs), _g(row.max_rel),
-            "–" if row.mismatched is None else f"{row.mismatched:.1%}", _g(row.compiled_vs_float64),
-            _g(row.eager_vs_float64), "; ".join(row.notes)[:120]]
+    """One kernel: its state, which error leaves tolerance (local: its own; propagated: carried in its
+    inputs), and both errors."""
+    return [row.key, row.language, _STATE[row.ok], row.divergence.value if row.divergence else "",
+            _g(row.max_abs), _g(row.max_rel), _share(row.mismatched), _g(row.local_max_rel),
+            _share(row.local_mismatched), _g(row.compiled_vs_float64), _g(row.eager_vs_float64),
+            "; ".join(row.notes)[:120]]
 
 
 def _first_divergent_text(r: NumericsReport) -> str:
     if r.first_divergent is None:
-        return f"every compared kernel is within tolerance of {r.reference}"
+        return r.verdict
     nodes = r.first_divergent_nodes
     lines = ", ".join(where(u) for u in nodes.get("user_lines", []))
-    return (f"first divergent kernel: {r.first_divergent} (FX nodes {', '.join(nodes.get('fx', []))}; "
-            f"your lines {lines})")
+    return f"{r.verdict} (FX nodes {', '.join(nodes.get('fx', []))}; your lines {lines})"
+
+
+_ERROR_KINDS = ("error: local, the kernel's own output leaves tolerance when it is run on the compiled program's "
+                "own inputs to it; propagated, only the error its inputs carried from the kernels before it does")
 
 
 # the steps at which the numerics table gives a column up on a narrow terminal (fit.py): the notes are cut
 # first, then the figures a reader can do without go, then the kernel id goes on to a second line
-_NUMERICS_DROP = {"compiled vs f64": 1, "eager vs f64": 2, "language": 3, "max abs": 4, "outside tol": 5, "notes": 7}
-_NUMERICS_RIGHT = {"max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64"}
+_NUMERICS_DROP = {"compiled vs f64": 1, "eager vs f64": 2, "language": 3, "max abs": 4, "outside tol": 5,
+                  "local outside tol": 5, "local max rel": 6, "notes": 7}
+_NUMERICS_RIGHT = {"max abs", "max rel", "outside tol", "local max rel", "local outside tol", "compiled vs f64",
+                   "eager vs f64"}
 
 
 def _numerics_table(r: NumericsReport) -> Fitted:
@@ -109,13 +121,13 @@ def _numerics_table(r: NumericsReport) -> Fitted:
 
 @rich_of.register
 def _(r: NumericsReport) -> Any:
-    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), _numerics_table(r)]
+    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), _numerics_table(r), Text(_ERROR_KINDS, style="dim")]
     parts += [Text(note, style="dim") for note in r.notes]
     return Group(*parts)
 
 
 @html_of.register
 def _(r: NumericsReport) -> str:
-    notes = "".join(f"<p>{html.escape(n)}</p>" for n in r.notes)
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in [_ERROR_KINDS, *r.notes])
     return (f"<div><b>{html.escape(_first_divergent_text(r))}</b>"
             + table_html(_NUMERICS_HEAD, [_numerics_row(row) for row in r.kernels.values()]) + notes + "</div>")

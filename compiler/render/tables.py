@@ -30,6 +30,14 @@ KERNEL_MIN = 24  # the narrowest a kernel id column gets: a longer id goes on to
 _KERNEL_CUT, _USER_LINE_CUT = 1, 2  # the narrow form first breaks long ids, then cuts the first user line
 
 
+def _verdict(row: KernelRow, wide: bool) -> str:
+    """ok, or which error leaves tolerance: the kernel's own (local) or only what its inputs carried."""
+    if row.ok is not False and row.divergence is None:
+        return {True: "ok", None: "-"}[row.ok]
+    kind = row.divergence or "propagated"
+    return f"DIVERGES ({kind})" if wide else ("no, local" if kind == "local" else "no, prop.")
+
+
 def _kernel_columns(rows: list[KernelRow], form: str, timed: bool, checked: bool) -> list[Column]:
     """The kernels table's columns in one of three forms: ``wide``, every count and the bar, each id on one
     line; ``narrow``, what answers "which kernel, how slow, whose line", a long id on two lines if it must;
@@ -48,8 +56,8 @@ def _kernel_columns(rows: list[KernelRow], form: str, timed: bool, checked: bool
                     Column("share", ["" if r.share is None else f"{r.share:.1%}" for r in rows], "right")]
     if checked:
         columns += [Column("max rel", ["" if r.max_rel is None else f"{r.max_rel:.3g}" for r in rows], "right"),
-                    Column("ok", [Text({True: "ok", False: "DIVERGES" if wide else "no", None: "-"}[r.ok],
-                                       style="red" if r.ok is False else "") for r in rows])]
+                    Column("ok", [Text(_verdict(r, wide), style="red" if r.divergence == "local" else "")
+                                  for r in rows])]
     if wide:
         columns.append(Column("user lines", [_user_lines(r) for r in rows], least=USER_LINES_MIN))
     elif form == "narrow":

@@ -83,6 +83,11 @@ function kernelErrorRows(e, isFirst) {
     kv("error", `max rel ${formatError(e.max_rel)} · max abs ${formatError(e.max_abs)} · ${state}`, `ie-measure-error ie-err-${e.ok === true ? "ok" : e.ok === false ? "diverges" : "not-compared"}`),
   ];
   if (e.mismatched !== null) rows.push(kv("mismatched", `${formatShare(e.mismatched)} of elements`));
+  if (e.local_max_rel !== null) {
+    const own = e.local_ok === true ? "within tolerance" : e.local_ok === false ? "outside tolerance" : "not compared";
+    rows.push(kv("local error", `max rel ${formatError(e.local_max_rel)} · max abs ${formatError(e.local_max_abs)} · ${own} (its own nodes run on the compiled program's inputs to it)`, `ie-measure-local ie-err-${e.local_ok === false ? "diverges" : "ok"}`));
+  }
+  if (e.divergence) rows.push(kv("leaves tolerance", e.divergence === "local" ? "its own error (local)" : "only the error its inputs carried from the kernels before it (propagated)", `ie-measure-divergence ie-err-${e.divergence}`));
   if (e.compiled_vs_float64 !== null && e.eager_vs_float64 !== null) {
     const closer = e.compiled_vs_float64 <= e.eager_vs_float64 ? "compiled is closer to float64 than eager" : "eager is closer to float64";
     rows.push(kv("vs float64", `compiled ${formatError(e.compiled_vs_float64)} · eager ${formatError(e.eager_vs_float64)} (${closer})`));
