@@ -38,7 +38,8 @@ import math
 import weakref
 from typing import Any, Iterator, Mapping
 
-from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION,
+from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, FxPart,
+                                     GraphCounts, OutlinePart, PostGradPart, TraceSummary,
                                      collector_paused, unpacked)
 
 from . import compile_time_parts
@@ -102,7 +103,7 @@ class PartError(KeyError):
     """No such part in this trace."""
 
 
-def _nodes(part: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+def _nodes(part: Any, keys: tuple[str, ...]) -> FxPart | PostGradPart:
     if not isinstance(part, Mapping):
         return {"code": "", "nodes": []}
     return {"code": part.get("code", ""), "nodes": [{k: n[k] for k in keys if k in n} for n in part.get("nodes", [])]}
@@ -126,7 +127,7 @@ def _coded(values: list[Any]) -> tuple[list[Any], list[int]] | None:
     return [list(k) if type(k) is tuple else k for k in codes], column
 
 
-def outline(part: Any) -> dict[str, Any]:
+def outline(part: Any) -> OutlinePart:
     """What the first drawing of a graph stage reads, as columns: ``{"count": n, "columns": {field:
     [value of node 0, ...]}, "tables": {field: [value, ...]}}`` for each of OUTLINE_FIELDS; a field with a
     table (most nodes share their op, target, dtype, shape and module) has indices into it in its column.
@@ -148,7 +149,7 @@ def outline(part: Any) -> dict[str, Any]:
     return {"count": len(nodes), "columns": columns, "tables": tables}
 
 
-def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
+def _counts(graph: Mapping[str, Any]) -> GraphCounts:
     counts = getattr(graph, "counts", None)
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
@@ -182,7 +183,8 @@ class TraceParts:
             self._kernels[gid] = {str(k.get("id")): k for k in self.graphs[gid].get("kernels") or []}
         return self._kernels[gid].get(kernel_id)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TraceSummary:
+        """The ``summary`` trait (compiler/model/contract.py ``TraceSummary``): what the first view needs."""
         out = {k: self.trace[k] for k in HEADER_KEYS if k in self.trace}
         out.setdefault("schema", TRACE_SCHEMA)
         out.setdefault("version", TRACE_VERSION)
@@ -227,6 +229,7 @@ class TraceParts:
             yield from (f"{gid}/{k}" for k in graph if k not in _GRAPH_CONSUMED)
 
     def get(self, key: str) -> Any:
+        """The part ``key``: what compiler/model/contract.py ``part_declaration(key)`` says it holds."""
         with collector_paused():
             return self._make(key)
 

@@ -16,7 +16,7 @@ import dataclasses
 import json
 from typing import Any, Callable, Iterator, Mapping
 
-from compiler.model.contract import TRACESET_SCHEMA, TRACESET_VERSION, ContractError, check
+from compiler.model.contract import TRACESET_SCHEMA, TRACESET_VERSION, ContractError, TraceSetSummary, check
 
 from .parts import PartError, TraceParts
 
@@ -73,8 +73,9 @@ class TraceSetParts:
             rank_entries.append({**summary, "rank": rank, "compiles": compiles})
         self._summary = {"schema": TRACESET_SCHEMA, "version": TRACESET_VERSION, **header, "ranks": rank_entries}
 
-    def summary(self) -> dict[str, Any]:
-        """What the first view reads: ranks, their compiles (each with its part key), divergence, problems."""
+    def summary(self) -> TraceSetSummary:
+        """The ``traceset`` trait (compiler/model/contract.py ``TraceSetSummary``), what the first view reads:
+        ranks, their compiles (each with its part key), divergence, problems."""
         return self._summary
 
     def key(self, rank: Any, compile_id: str) -> str:
