@@ -12,7 +12,8 @@ from typing import Any
 import torch
 import torch.fx
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+from .fx_print import frames_of
+
 
 
 def value_info(node: torch.fx.Node) -> tuple[list[Any] | None, str | None]:
@@ -82,16 +83,3 @@ def op_overload(node: torch.fx.Node) -> str | None:
     """The callable path of the node's ATen op overload (``torch.ops.aten.mm.default``); None for anything
     else (a Python function, a higher-order op)."""
     return f"torch.ops.{node.target}" if isinstance(node.target, torch._ops.OpOverload) else None
-
-
-def frames_of(stack_trace: str) -> list[tuple[str, int, str]]:
-    return [(m["file"], int(m["line"]), m["fn"]) for m in _FRAME.finditer(stack_trace or "")]
-
-
-def dtype_names() -> dict[str, str]:
-    """The short dtype names FX prints in graph code (``f32``, ``bf16``, ``b8``) -> ``torch.float32``..."""
-    try:
-        from torch.utils._dtype_abbrs import dtype_abbrs
-    except ImportError:
-        dtype_abbrs = getattr(torch.fx.graph, "dtype_abbrs", {})
-    return {abbr: str(dtype) for dtype, abbr in dict(dtype_abbrs).items()}

@@ -99,7 +99,7 @@ class LogIndex:
     mtime: float
     rank: int | None = None
     torch: str | None = None
-    records: int = 0
+    records: int = 0  # records read (timer events in a row count once)
     problems: LogProblems = field(default_factory=LogProblems)
     compiles: dict[str, CompileIndex] = field(default_factory=dict)
     dynamo: DynamoRecords = field(default_factory=DynamoRecords)
@@ -153,13 +153,15 @@ def rank_timer_call(index: LogIndex) -> CompileCall | None:
 
 
 def index_log(path: Path) -> LogIndex:
-    """Stream one log and index it (payloads are read past, not kept)."""
+    """Stream one log and index it: payloads are read past (but the few the summary shows), headers' own
+    values are parsed only for the kinds the index reads, and timer events in a row are taken as one."""
     stat = path.stat()
     index = LogIndex(path=path, size=stat.st_size, mtime=stat.st_mtime)
     open_segment: Span | None = None
     aot_ids = aot_log.Ids()  # AOTInductor's records carry no compile id: they get one of their own
     with open(path, "rb") as stream:
-        for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS):
+        for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS,
+                                         wants_data=INDEX_DATA.__contains__, timer_runs=True):
             index.records += 1
             aot_ids.assign(record)
             if index.rank is None and record.rank is not None:
@@ -369,6 +371,7 @@ AOT_COMPILE_READERS: dict[str, Callable[[_CompileParts, Record], None]] = {
     aot_log.WRAPPER: _read_aot_wrapper,
     aot_log.KERNELS: _read_aot_kernels,
 }
+INDEX_DATA = frozenset(INDEX_NOTES) | READS  # the records whose header values the index reads
 GRAPH_KINDS = frozenset(COMPILE_READERS)  # the kinds a compile is built from, beyond Dynamo's and the timers
 # every record kind this reader reads or knowingly leaves out; a record of any other kind is counted as not read
 KNOWN_KINDS = frozenset(INDEX_NOTES) | frozenset(AOT_COMPILE_READERS) | READS | SKIPPED_KINDS

@@ -14,7 +14,6 @@ from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, d
 from ..model.watch import WatchReport
 from . import aot_log
 from .trace_import import LogIndex, compilation_from_log, find_logs, index_log, rank_in_name, rank_timer_call
-from .watch import watch_of_log
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:
@@ -75,7 +74,10 @@ def load_trace(path: str | Path) -> TraceSet:
 
 
 def rank_watch(index: LogIndex) -> WatchReport:
-    """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for."""
+    """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for (the watch
+    module imports torch, which reading a log otherwise never does)."""
+    from .watch import watch_of_log
+
     return watch_of_log(index.path, index)
 
 
