@@ -293,8 +293,6 @@ def _header_record(text: bytes, line: int, wants_data: Callable[[str], bool]) ->
         data: Any = {"name": named["name"].decode()}
         if named["encoding"] is not None:
             data["encoding"] = named["encoding"].decode()
-    elif value == b"{}":
-        data = {}
     elif name in _NAMED_KINDS or wants_data(name):
         try:
             data = json.loads(value)

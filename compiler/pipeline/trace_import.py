@@ -185,9 +185,13 @@ def index_log(path: Path) -> LogIndex:
 
 def _note(index: LogIndex, record: Record) -> None:
     """What the index keeps of one record: its kind's entry in INDEX_NOTES, and Dynamo's records (but
-    the guard trees, the heaviest, read when a compile is built); unknown kinds are counted."""
+    the guard trees, the heaviest, read when a compile is built); unknown kinds are counted, and a
+    payload read (one the summary shows) that is not what its header's md5 says is left out."""
     if record.kind not in KNOWN_KINDS:
         index.problems.unknown[record.kind] += 1
+        return
+    if record.payload is not None and not record.payload_intact():
+        index.problems.checksum_mismatches.append(record.line)
         return
     if DynamoRecords.reads(record) and record.name != "dynamo_cpp_guards_str":
         index.dynamo.add(record)
@@ -259,6 +263,7 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
     if (stat.st_size, stat.st_mtime) != (index.size, index.mtime):
         raise TraceLoadError(f"{index.path} changed since it was loaded: load the trace again")
     records: list[Record] = []
+    damaged: list[Record] = []
     with open(index.path, "rb") as stream:
         for segment in entry.segments:
             stream.seek(segment.start)
@@ -267,11 +272,28 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
                                           wants_payload=lambda r: aot_log.belongs(r, compile_id) and _wanted(r)):
                 if not aot_log.belongs(record, compile_id) or not _wanted(record):
                     continue
-                if not record.payload_intact():
-                    index.problems.checksum_mismatches.append(record.line)
-                    continue
-                records.append(record)
+                (records if record.payload_intact() else damaged).append(record)
+    _check_damage(index, compile_id, records, damaged)
     return records
+
+
+def _check_damage(index: LogIndex, compile_id: str, records: list[Record], damaged: list[Record]) -> None:
+    """Payloads that are not what their header's md5 says are left out and noted in the rank's problems;
+    when that leaves none of the compile's graphs and code, opening it fails and says why."""
+    lines = [r.line for r in damaged]
+    index.problems.checksum_mismatches += [n for n in lines if n not in index.problems.checksum_mismatches]
+    if any(_builds_graphs(r) for r in damaged) and not any(_builds_graphs(r) for r in records):
+        rank = f"rank {index.rank}, " if index.rank is not None else ""
+        raise TraceLoadError(
+            f"compile {compile_id} ({rank}{index.path}) cannot be read: {len(lines)} of its records, its graphs "
+            f"and code among them, hold a payload that is not what torch wrote (md5 mismatch at lines {lines[:5]}"
+            f"{'...' if len(lines) > 5 else ''}). The log was damaged or edited after it was written; the rank's "
+            "other compilations read as usual. Copy the log again from where the job wrote it.")
+
+
+def _builds_graphs(record: Record) -> bool:
+    """A record a compile's graphs or code are built from (its payload is the graph or the code)."""
+    return record.checksum is not None and (aot_log.code_of(record) or record.name) in AOT_COMPILE_READERS
 
 
 def _wanted(record: Record) -> bool:
