@@ -21,6 +21,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, BinaryIO, Callable, Iterator
 
 _HEADER = re.compile(rb"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] (?P<json>\{.*)$")
@@ -137,34 +138,51 @@ class Span:
 
 _BLOCK = 1 << 18  # bytes read at a time
 _LINE = re.compile(rb"\n(?!\t)")  # the start of a line that is not a payload line (after its newline)
-# A run of timer events of one compile (and rank), payload lines included: torch writes most of a log's
-# records so, and an index needs only where the run is and whose it is.
-_TIMER_HEAD = (rb'[A-Z]\d{4} [^\]\n]*\] \{"chromium_event": \{\}, ')
-_TIMER_RUN = re.compile(
-    rb'\n(?:(?P<run>' + _TIMER_HEAD + rb'(?:"rank": (?P<rank>\d+), )?(?:"frame_id": (?P<frame>\d+), '
-    rb'"frame_compile_id": (?P<frame_compile>\d+), "attempt": \d+, )?"has_payload": "[0-9a-f]+"\}\r?(?:\n\t[^\n]*)*'
-    rb'(?:\n' + _TIMER_HEAD + rb'(?(rank)"rank": (?P=rank), )(?(frame)"frame_id": (?P=frame), '
-    rb'"frame_compile_id": (?P=frame_compile), "attempt": \d+, )"has_payload": "[0-9a-f]+"\}\r?(?:\n\t[^\n]*)*)*'
-    rb')(?=\n|\Z)|(?!\t))')
+_PAYLOAD_LINES = rb'(?:\n\t[^\n]*)*'
+
+
+@lru_cache(maxsize=8)
+def _runs(kinds: frozenset[str], artifacts_kept: frozenset[str]) -> re.Pattern:
+    """A line start that is not a payload line, or a run: records in a row, each of one of ``kinds``, of
+    one compile (and rank), header and payload lines. A header's value runs to its last closing brace
+    before the context keys (the greedy match ends there: the context holds no brace), so a value is
+    never parsed. An artifact (when ``kinds`` has it) joins a run when it belongs to a compile and is not
+    named in ``artifacts_kept``. The first record's kind, rank and compile id are captured; the rest must
+    repeat them."""
+    names = b"|".join(re.escape(kind.encode()) for kind in sorted(kinds - {"artifact"}))
+    kept = b"|".join(re.escape(name.encode()) for name in sorted(artifacts_kept)) or rb"(?!)"
+    artifact = (rb'artifact": \{"name": "(?!(?:' + kept + rb')")[^"\\\n]*"(?:, "encoding": "[^"\\\n]*")?\}'
+                rb'(?=(?:, "rank": \d+)?, "frame_id")') if "artifact" in kinds else rb'(?!)'
+    head = rb'[A-Z]\d{4} [^\]\n]*\] \{"(?:(?:' + names + rb')": [^\n]*\}|' + artifact + rb')'
+    first = (rb'[A-Z]\d{4} [^\]\n]*\] \{"(?:(?P<kind>' + names + rb')": [^\n]*\}|(?P<artifact>' + artifact + rb'))'
+             rb'(?:, "rank": (?P<rank>\d+))?'
+             rb'(?:, "frame_id": (?P<frame>\d+), "frame_compile_id": (?P<frame_compile>\d+), "attempt": \d+)?')
+    same = (head + rb'(?(rank), "rank": (?P=rank))(?(frame), "frame_id": (?P=frame), "frame_compile_id": '
+            rb'(?P=frame_compile), "attempt": \d+)')
+    end = rb'(?:, "has_payload": "[0-9a-f]+")?\}\r?' + _PAYLOAD_LINES
+    return re.compile(rb'\n(?:(?P<run>' + first + end + rb'(?:\n' + same + end + rb')*)(?=\n|\Z)|(?!\t))')
 
 
 def read_records(stream: BinaryIO, problems: LogProblems, *, wants_payload: Callable[[Record], bool] = lambda r: True,
-                 wants_data: Callable[[str], bool] = lambda kind: True, timer_runs: bool = False,
-                 first_line: int = 1, start: int = 0, block: int = _BLOCK) -> Iterator[tuple[Record, Span]]:
+                 wants_data: Callable[[str], bool] = lambda kind: True, runs_of: frozenset[str] = frozenset(),
+                 artifacts_kept: frozenset[str] = frozenset(), first_line: int = 1, start: int = 0,
+                 block: int = _BLOCK) -> Iterator[tuple[Record, Span]]:
     """Every record of a binary stream positioned at byte ``start``, streamed.
 
     Payload lines are kept only for records ``wants_payload`` accepts; the others are skipped as they
     stream by. A header's own value (``Record.data``) is parsed only for the kinds ``wants_data`` accepts
-    (None for the others; an artifact's name is always read). With ``timer_runs``, timer events in a row
-    that belong to one compile come as one ``chromium_event`` Record without payload whose Span covers
-    them all: what an index needs of them. Lines that are neither a record header nor a payload line are
-    counted in ``problems``.
+    (None for the others; an artifact's name is always read). Records of the kinds ``runs_of`` names that
+    come in a row and belong to one compile come as one Record of the first one's kind, without value or
+    payload, whose Span covers them all: what an index needs of the records it does not read (timer
+    events, tensor descriptions and artifacts are most of a log's records); with ``"artifact"`` among
+    them, a compile's artifacts join runs but those named in ``artifacts_kept``. Lines that are neither a record header
+    nor a payload line are counted in ``problems``.
 
     The stream is read ``block`` bytes at a time and only the lines that are not payload are looked at
     one by one: a large compile's graphs and code are most of a log's lines, and nobody reads them while
     a log is indexed. Memory: one block, the longest line and the payloads wanted.
     """
-    reader = _BlockReader(problems, wants_payload, wants_data, _TIMER_RUN if timer_runs else _LINE, first_line, start)
+    reader = _BlockReader(problems, wants_payload, wants_data, _runs(runs_of, artifacts_kept) if runs_of else _LINE, first_line, start)
     carry = b"\n"  # a block starts at the newline that ends the line before it
     while data := stream.read(block):
         buffer = carry + data
@@ -233,7 +251,7 @@ class _BlockReader:
 
     def _run(self, match: re.Match, number: int, whole: bool) -> None:
         frame = match["frame"]
-        self.pending = Record(kind="chromium_event", data={}, compile_id=f"{int(frame)}/{int(match['frame_compile'])}"
+        self.pending = Record(kind=(match["kind"] or b"artifact").decode(), data=None, compile_id=f"{int(frame)}/{int(match['frame_compile'])}"
                               if frame is not None else None, rank=int(match["rank"]) if match["rank"] else None,
                               line=number)
         self.span = Span(self.offset + match.start() + 1, self.offset + match.end() + whole, number)

@@ -161,7 +161,8 @@ def index_log(path: Path) -> LogIndex:
     aot_ids = aot_log.Ids()  # AOTInductor's records carry no compile id: they get one of their own
     with open(path, "rb") as stream:
         for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS,
-                                         wants_data=INDEX_DATA.__contains__, timer_runs=True):
+                                         wants_data=INDEX_DATA.__contains__, runs_of=INDEX_RUNS,
+                                         artifacts_kept=INDEX_DATA | _SUMMARY_PAYLOADS):
             index.records += 1
             aot_ids.assign(record)
             if index.rank is None and record.rank is not None:
@@ -397,6 +398,10 @@ INDEX_DATA = frozenset(INDEX_NOTES) | READS  # the records whose header values t
 GRAPH_KINDS = frozenset(COMPILE_READERS)  # the kinds a compile is built from, beyond Dynamo's and the timers
 # every record kind this reader reads or knowingly leaves out; a record of any other kind is counted as not read
 KNOWN_KINDS = frozenset(INDEX_NOTES) | frozenset(AOT_COMPILE_READERS) | READS | SKIPPED_KINDS
+# the records the index needs only the place of, read in runs (compiler/model/trace_log.py): not those it reads
+# (nor the artifacts it reads: artifacts_kept), nor graph dumps (named in their values), nor an AOT compile's
+# parts (their compile id is the reader's), nor kinds no table knows (counted)
+INDEX_RUNS = KNOWN_KINDS - INDEX_DATA - {"graph_dump"} - aot_log.PARTS
 
 
 def compilation_from_log(index: LogIndex, compile_id: str) -> Compilation:
