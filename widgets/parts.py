@@ -35,7 +35,7 @@ import weakref
 from typing import Any, Iterator, Mapping
 
 from compiler.model.contract import (FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, collector_paused,
-                                     unpacked)
+                                     stage_counts, unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
@@ -138,15 +138,7 @@ def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
     counts = getattr(graph, "counts", None)
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
-    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
-    wrapper = unpacked(graph.get("wrapper") or {}, TraceError)
-    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
-            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
-            "kernels": size(graph.get("kernels")),
-            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
-            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
-            "memory": size((graph.get("memory") or {}).get("steps")),
-            "autotune": size(graph.get("autotune"))}
+    return stage_counts(graph, TraceError)
 
 
 def _dumps(value: Any) -> bytes:

@@ -176,3 +176,18 @@ FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "use
                 "kernels")
 PG_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "fx", "loop_ir",
                 "kernels")
+
+
+def stage_counts(graph: Mapping[str, Any], error: type[Exception]) -> dict[str, int]:
+    """How big each stage of a graph's JSON is, as a summary shows it, without reading its nodes
+    (``error``: what a wrapper whose packed part does not decompress raises)."""
+    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
+    wrapper = unpacked(graph.get("wrapper") or {}, error)
+    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
+            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
+            "kernels": size(graph.get("kernels")),
+            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
+            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
+            "memory": size((graph.get("memory") or {}).get("steps")),
+            "autotune": size(graph.get("autotune"))}
+
