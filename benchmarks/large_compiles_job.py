@@ -38,13 +38,11 @@ class PostNorm(nn.Module):
         return x
 
 
-class PreNormResidual(nn.Module):
+class PreNormResidual(PostNorm):
     """Residual blocks: x + GELU(Linear(LayerNorm(x)))."""
 
     def __init__(self, dim: int, blocks: int = 5) -> None:
-        super().__init__()
-        self.fcs = nn.ModuleList(nn.Linear(dim, dim) for _ in range(blocks))
-        self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(blocks))
+        super().__init__(dim, blocks)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for fc, norm in zip(self.fcs, self.norms):
