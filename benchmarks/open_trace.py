@@ -13,7 +13,9 @@ times, and prints the median of:
   first message), and the first part the view asks for (the first graph's FX outline), encoded;
 - the widget package's own import (anywidget, ipywidgets, traitlets; a notebook that showed a widget
   before has paid it), timed apart, before the rest;
-- CPU seconds of the whole and the process's peak RSS.
+- CPU seconds of the whole and the process's peak RSS;
+- with ``--chromium PATH``: the browser's share, in the static page of the same trace (``c.to_html``):
+  from navigation start to the first frame with the graph drawn, median of ``--runs``, headless.
 
 ``--code DIR`` measures the package checked out at DIR instead of this one (the same file, before and
 after a change); its commit is noted in the record.
@@ -85,6 +87,27 @@ def measure(path: Path, runs: int, code: Path = ROOT) -> dict[str, float]:
         "runs_s": [round(s["total_s"], 3) for s in samples]}
 
 
+def browser_first_frame(path: Path, chromium: str, runs: int) -> float:
+    """Median ms from navigation start to the first frame with the graph drawn, in the static page."""
+    from playwright.sync_api import sync_playwright
+
+    import explorer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        page_path = explorer.load(path).to_html(Path(tmp) / "first.html")
+        frames = []
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+            for _ in range(runs):
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.goto(page_path.as_uri())
+                page.wait_for_selector(".ie-root[data-painted-at]", timeout=120_000)
+                frames.append(float(page.locator(".ie-root").get_attribute("data-painted-at")))
+                page.close()
+            browser.close()
+    return statistics.median(frames)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trace", type=Path, help="a saved trace (.json or .json.gz) to open instead of the Llama's")
@@ -92,6 +115,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per file (default 5)")
     parser.add_argument("--work", type=Path, help="keep the Llama's trace here and reuse it")
     parser.add_argument("--code", type=Path, default=ROOT, help="measure the package checked out here (default: this one)")
+    parser.add_argument("--chromium", help="also time the static page's first frame in this Chromium")
     recording.add_argument(parser)
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="open_trace_"))
@@ -104,13 +128,14 @@ def main() -> None:
         print(f"trace of the {args.layers}-layer Llama ready in {time.perf_counter() - started:.0f} s")
         paths = [saved, saved.with_suffix(".json.gz")]
     table = recording.Table(["file", "MB", "open s", "first view s", "open + first view s (runs)", "CPU s",
-                             "peak RSS MB", "widget package import s"])
-    for path in paths:
-        row = measure(path, args.runs, args.code.resolve())
+                             "peak RSS MB", "widget package import s", "static page first frame ms"])
+    rows = {path: measure(path, args.runs, args.code.resolve()) for path in paths}  # all before the browser runs
+    for path, row in rows.items():
         print(json.dumps({"file": path.name, **row}, indent=1), flush=True)
         table.add(path.name, f"{path.stat().st_size / 1e6:.1f}", f"{row['open_s']:.2f}", f"{row['first_view_s']:.2f}",
                   f"{row['total_s']:.2f} ({', '.join(f'{x:.2f}' for x in row['runs_s'])})", f"{row['cpu_s']:.2f}",
-                  f"{row['rss_mb']:.0f}", f"{row['widget_import_s']:.2f}")
+                  f"{row['rss_mb']:.0f}", f"{row['widget_import_s']:.2f}",
+                  f"{browser_first_frame(path, args.chromium, args.runs):.0f}" if args.chromium else "")
     print(table.text())
     commit = subprocess.run(["git", "-C", str(args.code), "log", "-1", "--format=%h %s"], capture_output=True,
                             text=True).stdout.strip()
