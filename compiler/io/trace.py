@@ -6,7 +6,7 @@ import base64
 import functools
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator
 
 from ..model import cost, datasheet, progress, slots
@@ -23,6 +23,7 @@ from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCa
                             Wrapper)
 from ..model.wrapper_fx import WrapperFx, WrapperFxNode
 from . import compile_time as compile_time_json
+from . import cudagraphs as cudagraphs_json
 from . import dynamo as dynamo_json
 from . import export as export_json
 from .expression_text import check_text
@@ -137,6 +138,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,
     "memory": lambda g: timeline_to_json(g.memory) if g.memory is not None else None,
+    "cudagraphs": lambda g: cudagraphs_json.to_json(g.cudagraphs) if g.cudagraphs is not None else None,
 }
 
 
@@ -154,8 +156,11 @@ _RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
 
 
 # What the warm-capture store keeps of a graph: a sweep worker's form, with nothing built that was not built yet.
+# A run's CUDA graph events are the run's, not the graph's: a graph served warm starts without them.
 _STORED_GRAPH_FIELDS = {**_RAW_IR_GRAPH_FIELDS,
-                        "wrapper": lambda g: packed(_wrapper(g.wrapper, build_fx=False), WRAPPER_PACKED_KEYS)}
+                        "wrapper": lambda g: packed(_wrapper(g.wrapper, build_fx=False), WRAPPER_PACKED_KEYS),
+                        "cudagraphs": lambda g: (cudagraphs_json.to_json(g.cudagraphs, events=False)
+                                                 if g.cudagraphs is not None else None)}
 
 
 def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False,
@@ -248,6 +253,27 @@ def _lazy_kernels(g: GraphCapture) -> list[LazyKernel]:
 _LAZY_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": _lazy_kernels}
 
 
+class LazyProfiles(Sequence):
+    """A compilation's profiles as JSON for views, each made when first read: a profile's line totals
+    spread its kernels over the graphs' nodes, which builds a loaded graph's stages, and the first view
+    reads none of them (the part is made when the view asks for it)."""
+
+    def __init__(self, profiles: list[Any]) -> None:
+        self._profiles = profiles
+        self._json: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]  # a negative index counts from the end; one out of range raises
+        if index not in self._json:
+            self._json[index] = profile_to_json(self._profiles[index])
+        return self._json[index]
+
+    def __len__(self) -> int:
+        return len(self._profiles)
+
+
 def _lazy(g: GraphCapture) -> LazyGraph:
     """A graph's lazy JSON, made once: stages are not changed after capture, so what was serialized
     for one view is reused by the next (switching back to a compilation in a session)."""
@@ -282,7 +308,7 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_lazy(g) if lazy else _graph(g, packed_parts, raw_irs) for g in c.graphs],
-        "profiles": [profile_to_json(p) for p in c.profiles],
+        "profiles": LazyProfiles(c.profiles) if lazy else [profile_to_json(p) for p in c.profiles],
         "numerics": [numerics_to_json(r) for r in c.numerics],
         "counters": [counters_to_json(r) for r in c.counter_reports],
         **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
@@ -296,6 +322,8 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         out["compile_time"] = compile_time
     if c.notes:
         out["notes"] = [to_dict(n) for n in c.notes]
+    if c.cudagraph_times:
+        out["cudagraph_times"] = [cudagraphs_json.time_to_json(t) for t in c.cudagraph_times]
     return out
 
 
@@ -335,6 +363,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             export=export_json.from_json(data.get("export")),
             compile_time_report=compile_time_json.from_json(data.get("compile_time")),
             notes=[from_dict(Note, n) for n in data.get("notes") or []],
+            cudagraph_times=[cudagraphs_json.time_from_json(t) for t in data.get("cudagraph_times") or []],
         )
     except TraceFormatError:
         raise
@@ -403,7 +432,7 @@ def _load_graph(g: dict[str, Any], where: str, lazy: bool = False, as_written: b
         raise TraceFormatError(f"malformed trace: {where} should be an object")
     header = {"index": _need(g, "index", int, where), "kind": _need(g, "kind", str, where),
               "dynamo_graph": int(g.get("dynamo_graph", 0)), "timings": dict(g.get("timings", {})),
-              "compile_id": g.get("compile_id")}
+              "compile_id": g.get("compile_id"), "cudagraphs": cudagraphs_json.from_json(g.get("cudagraphs"))}
     for stage in ("fx", "post_grad"):
         _need(g, stage, dict, where)
     if not lazy:

@@ -68,6 +68,7 @@ class InnerRecord:
     served: dict[str, Any] | None = None
     post_grad_pending: Any = None  # a served graph's: rebuilds its post-grad GraphModule when first read
     notes: list[Any] = field(default_factory=list)  # model.compilation.Note: what torch warned during this compile
+    cudagraphs: Any = None  # pipeline.cudagraph_capture.RawCudaGraphs, with triton.cudagraphs
 
 
 def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage,

@@ -77,7 +77,7 @@ def load_trace(path: str | Path) -> TraceSet:
 def rank_watch(index: LogIndex) -> WatchReport:
     """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for (the watch
     module imports torch, which reading a log otherwise never does)."""
-    from .watch import watch_of_log
+    from .watch_log import watch_of_log
 
     return watch_of_log(index.path, index)
 

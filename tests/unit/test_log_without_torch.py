@@ -19,12 +19,18 @@ def digest(c) -> str:
     return hashlib.md5(json.dumps(c.to_json(), sort_keys=True, default=str).encode()).hexdigest()
 
 _WITHOUT_TORCH = """
-import importlib.abc, sys
+import importlib.abc, importlib.util, sys
+
+INSTALLED = importlib.util.find_spec("torch").origin  # torch is installed (where it is may be looked up)
+
+class Refuse(importlib.abc.Loader):
+    def create_module(self, spec):
+        raise ImportError(f"{spec.name} imported while reading a log")
 
 class NoTorch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name == "torch" or name.startswith("torch."):
-            raise ImportError(f"{name} imported while reading a log")
+            return importlib.util.spec_from_loader(name, Refuse(), origin=INSTALLED if name == "torch" else None)
 
 sys.meta_path.insert(0, NoTorch())
 import explorer
