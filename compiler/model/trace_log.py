@@ -314,8 +314,9 @@ def _header_record(text: bytes, line: int, wants_data: Callable[[str], bool]) ->
     elif name in _NAMED_KINDS or wants_data(name):
         try:
             data = json.loads(value)
-        except ValueError:
-            return None
+        except ValueError:  # keys other than the context's after the value (a record's "stack"): parsed whole
+            metadata = _parse_header(text)
+            return record_of(metadata, None, line) if metadata is not None else None
     else:
         data = None
     frame, autograd = context["frame"], context["autograd"]

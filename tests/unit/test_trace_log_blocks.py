@@ -100,3 +100,27 @@ def test_header_values_are_parsed_only_for_the_kinds_asked_for():
             assert light["data"] == full["data"]
         else:
             assert light["data"] is None
+
+
+def test_a_header_with_keys_after_its_value_is_read_as_its_json_says(tmp_path):
+    """torch adds the caller's ``stack`` to a record logged outside a compile (a watch's step mark)."""
+    import json
+
+    import torch._logging
+
+    from compiler._torch import structured_trace
+    from compiler.model.trace_log import record_of
+
+    with structured_trace.on_trace_records(lambda r: None, log_dir=tmp_path):
+        torch._logging.trace_structured("artifact", metadata_fn=lambda: {"name": "mark", "encoding": "json"},
+                                        payload_fn=lambda: json.dumps({"step": 3}))
+    data = b"".join(p.read_bytes() for p in tmp_path.glob("*.log"))
+    header = next(line for line in data.split(b"\n") if b'"name": "mark"' in line)
+    parsed = json.loads(header[header.index(b"] ") + 2:])
+    assert list(parsed)[0] == "artifact" and "stack" in parsed
+    problems = LogProblems()
+    records = [r for r, _ in read_records(io.BytesIO(data), problems, wants_data=lambda kind: False)]
+    assert problems.malformed == 0
+    (mark,) = [r for r in records if r.name == "mark"]
+    expected = record_of(parsed, '{"step": 3}', mark.line)
+    assert mark == expected and mark.payload_intact()
