@@ -4,9 +4,10 @@ Dynamo writes a guard's location through ``torch.utils._traceback.shorten_filena
 common prefix with torch's own directory, so ``<torch>/nn/modules/linear.py`` reads ``nn/modules/linear.py``
 and ``/tmp/train.py`` (sharing only ``/``) reads ``mp/train.py``. The Dynamo stage resolves such a name
 against the files the records name in full (compiler/pipeline/dynamo_records.py); when none of them does,
-``full_name`` looks where the shortening came from: torch's directory, then the files of the modules this
-process has loaded (the guarded code was traced, so its module is loaded). The answer does not depend on
-which records have arrived yet, so a Dynamo stage read early says what one read later says.
+``full_name`` looks where the shortening came from: torch's directory (found without importing torch: a
+log is read without it), then the files of the modules this process has loaded (the guarded code was
+traced, so its module is loaded). The answer does not depend on which records have arrived yet, so a
+Dynamo stage read early says what one read later says.
 """
 
 from __future__ import annotations
