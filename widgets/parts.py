@@ -36,11 +36,11 @@ import gc
 import json
 import math
 import weakref
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, FxPart,
                                      GraphCounts, OutlinePart, PostGradPart, TraceSummary,
-                                     collector_paused, unpacked)
+                                     collector_paused, stage_counts, unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
@@ -153,15 +153,7 @@ def _counts(graph: Mapping[str, Any]) -> GraphCounts:
     counts = getattr(graph, "counts", None)
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
-    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
-    wrapper = unpacked(graph.get("wrapper") or {}, TraceError)
-    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
-            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
-            "kernels": size(graph.get("kernels")),
-            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
-            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
-            "memory": size((graph.get("memory") or {}).get("steps")),
-            "autotune": size(graph.get("autotune"))}
+    return stage_counts(graph, TraceError)
 
 
 def _dumps(value: Any) -> bytes:
@@ -235,8 +227,10 @@ class TraceParts:
 
     def _make(self, key: str) -> Any:
         if key in self.trace and key not in HEADER_KEYS and key not in ("graphs", CULPRITS):
-            value = self.trace[key]  # a lazily built record (the compile-time report) becomes its JSON now
-            return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
+            value = self.trace[key]  # a lazily built record (the compile-time report, profiles) becomes its JSON now
+            if isinstance(value, Mapping) and not isinstance(value, dict):
+                return dict(value)
+            return list(value) if isinstance(value, Sequence) and not isinstance(value, (list, str)) else value
         derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,
                    compile_time_parts.CHROME_KEY: compile_time_parts.chrome_trace_text}.get(key)
         if derived is not None and "compile_time" in self.trace:

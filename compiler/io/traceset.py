@@ -33,7 +33,7 @@ def to_json(ts: TraceSet) -> dict[str, Any]:
         "schema": TRACESET_SCHEMA, "version": TRACESET_VERSION, "path": ts.path, "problems": ts.problems,
         "divergence": [asdict(d) for d in ts.divergence],
         "ranks": [{"summary": summary_to_json(r.summary),
-                   "compilations": {cid: c.to_json() for cid, c in r.compilations().items()},
+                   "compilations": {cid: r[cid].to_json() for cid in r.compile_ids},  # one in memory at a time
                    **({"compile_time": compile_time_to_json(r.compile_time)} if r.compile_time is not None else {})}
                   for r in ts.ranks.values()],
     }

@@ -567,6 +567,20 @@ def part_declaration(key: str) -> Any:
     return GRAPH_PARTS["kernel" if rest.startswith("kernel/") else rest]
 
 
+def stage_counts(graph: Mapping[str, Any], error: type[Exception]) -> dict[str, int]:
+    """How big each stage of a graph's JSON is, as a summary shows it, without reading its nodes
+    (``error``: what a wrapper whose packed part does not decompress raises)."""
+    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
+    wrapper = unpacked(graph.get("wrapper") or {}, error)
+    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
+            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
+            "kernels": size(graph.get("kernels")),
+            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
+            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
+            "memory": size((graph.get("memory") or {}).get("steps")),
+            "autotune": size(graph.get("autotune"))}
+
+
 # ------------------------------------------------------------------------- the live watch view
 # What a WatchWidget receives (widgets/watch_widget.py), one trait per key of WatchPayload, built from a
 # watch report by compiler/io/watch.py and sent a few times a second while the loop runs.
