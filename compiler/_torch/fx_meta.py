@@ -34,20 +34,22 @@ def user_frames(node: torch.fx.Node) -> list[tuple[str, int, str]]:
     return frames_of(node.meta.get("stack_trace") or "")
 
 
-_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?")
+_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?")  # the compiled function's own argument: the root module
+_GLOBAL = re.compile(r"^G\[['\"]([^'\"]+)['\"]\]")  # a module the function reads from its globals: by its name
 _INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 
 
 def module_path(node: torch.fx.Node) -> str | None:
     """The dotted path of the innermost nn.Module the node was traced in (``layers.3.attn``; ``""`` for the
-    root module), from Dynamo's ``nn_module_stack``; None when it was traced outside any module. A backward
+    root module; a module read from the function's globals starts with its variable's name), from Dynamo's
+    ``nn_module_stack``; None when it was traced outside any module. A backward
     node has the stack of the forward node it differentiates (``fwd_nn_module_stack``, AOT autograd's copy)."""
     stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
     if not stack:
         return None
     innermost = list(stack.values())[-1]
     source = innermost[0] if isinstance(innermost, (list, tuple)) and innermost else str(innermost)
-    path = _INDEX.sub(r".\1", _ROOT.sub("", str(source))).strip(".")
+    path = _INDEX.sub(r".\1", _GLOBAL.sub(r"\1", _ROOT.sub("", str(source)))).strip(".")
     return ".".join(part for part in path.split(".") if part != "_modules")
 
 

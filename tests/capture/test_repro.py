@@ -176,7 +176,7 @@ def test_gpu_trace_kernels_write_pinned_triton_reproducers(fixture, tmp_path):
 
 def _launch_args(call: str, body: str) -> list:
     """launch_args of a C++ kernel whose wrapper is ``body`` followed by the kernel's ``call`` line."""
-    kernel = SimpleNamespace(name="cpp_fused_k_0", language="cpp", source="", meta={}, wrapper_lines=[1, 3])
+    kernel = SimpleNamespace(name="cpp_fused_k_0", language="cpp", source="", meta={}, wrapper_lines=[1, 3], call_lines=[3])
     wrapper = ("cpp_fused_k_0 = async_compile.cpp_pybinding(['const float*', 'float*', 'const int64_t'], '')\n"
                f"def call(args):\n    {call}\n{body}")
     return launch_args.launch_args(kernel, wrapper)
