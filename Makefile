@@ -27,7 +27,7 @@ PYTEST_ARGS := --timeout=$(TEST_TIMEOUT) --durations=15 -n $(TEST_WORKERS) --dis
 REAL_MODELS_TORCH ?= 2.14.1
 TORCHVISION ?= 0.29.1
 
-.PHONY: setup browser demo lint test test-fast docs lab gpu-test clean bundle compat real-models figures conformance version-diff
+.PHONY: setup browser demo lint test test-heavy test-fast docs lab gpu-test clean bundle compat real-models figures conformance version-diff
 
 # The package alone (what `make demo` needs: CPU torch, sympy, rich, pygments; ~0.9 GB), then the test
 # extra on top of it for `make test` (JupyterLab, Playwright, Ray, transformers, the docs tools).
@@ -56,7 +56,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup browser lint
-	$(PY) -m pytest -m "not gpu" $(PYTEST_ARGS) tests
+	$(PY) -m pytest -m "not gpu and not heavy" $(PYTEST_ARGS) tests
+
+# The slow end-to-end variants `make test` leaves out (AOTInductor packages built and reloaded, Ray, idle workers).
+test-heavy: setup
+	$(PY) -m pytest -m heavy $(PYTEST_ARGS) tests
 
 test-fast: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS) tests/unit

@@ -118,6 +118,7 @@ def noisy(x):
     return x + torch.rand(x.shape)
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_trials_as_ray_tasks_find_what_the_bisect_in_this_process_finds():
     """tests/capture/test_bisect.py's first culprit (``torch.rand`` under Inductor: fallback_random), each trial
     a Ray task on a local two-CPU cluster."""

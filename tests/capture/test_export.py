@@ -148,6 +148,7 @@ def test_profile_puts_the_package_kernels_on_the_test_lines(mlp):
     assert p.attributed_ms <= p.total_ms
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_check_numerics_compares_every_package_kernel_and_keeps_its_saving_copy(mlp):
     c, _, _ = mlp
     report = c.check_numerics()
@@ -165,6 +166,7 @@ def test_check_numerics_compares_every_package_kernel_and_keeps_its_saving_copy(
         c.check_numerics(edits={g.kernels[1]: g.kernels[1].source})
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_check_numerics_on_a_package_with_keyword_and_non_tensor_inputs_compares_its_kernels():
     """The graph has a placeholder for ``use_cache`` too, so the eager reference takes every input, in the
     order of the export; the cumsum shim's saves are its own, and its output, which AOTInductor does not
@@ -215,6 +217,7 @@ def test_a_package_that_fails_in_its_child_process_leaves_the_notebook_intact(ml
         torch.testing.assert_close(c.run(), model(x))
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_repro_of_a_package_kernel_takes_its_launch_from_the_package(dynamic, tmp_path):
     """The fused kernel reads the input, the LayerNorm's weights (package constants, never saved) and the
     batch size (a symbol the wrapper reads from the input's shape): all three reach the script."""
@@ -237,6 +240,7 @@ def test_repro_of_a_package_kernel_takes_its_launch_from_the_package(dynamic, tm
     assert random.returncode == 0, random.stdout + random.stderr[-3000:]
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_a_package_carrying_its_own_cpp_runtime_is_loaded_in_a_child_first(mlp, tmp_path, monkeypatch):
     """A library with libstdc++ linked in statically can crash torch's loader (signal 11 in std::regex):
     such a package is loaded in a child process before this one loads it, and refused if the child dies."""

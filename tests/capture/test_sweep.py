@@ -178,6 +178,7 @@ def _gone(pid: int, within_s: float = 60.0) -> bool:
     return False
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_a_worker_waits_idle_for_the_next_sweep_and_exits_when_its_time_is_up(tmp_path):
     import signal
 
