@@ -1,5 +1,6 @@
 """What the conformance harness compiles: PyTorch's own op database, real models, and programs whose
-ownership is known exactly (the README tour, a scatter of a cumsum's sine, ``torch.cond``, GPT-2).
+ownership is known exactly (the README tour, a scatter of a cumsum's sine, ``torch.cond``, two attentions
+sharing a mask, mutated inputs written back in a loop, AdamW written out, a dead twin of a call).
 
 A case is a function of tensors and its inputs; ``backward`` cases also run a backward pass. A builder
 run under ``on(device)`` makes its tensors and modules there (``torch.device`` as the default device).
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
+import torch.nn.functional as F
 import torch.utils._pytree as pytree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -58,6 +60,46 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
 
 
+def masked_attention_twice(x: torch.Tensor, ids: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    pos = torch.arange(x.shape[2])
+    seg = torch.cumsum(ids != 0, -1)
+    mask = (pos[None, :] <= pos[:, None]) & (seg[:, None] == seg[None, :])
+    h = F.scaled_dot_product_attention((x @ w1).sin(), x, x, attn_mask=torch.where(mask, 0.0, float("-inf")))
+    return F.scaled_dot_product_attention((h @ w2).cos(), h, h, attn_mask=torch.where(mask, 0.0, float("-inf")))
+
+
+def write_backs_in_a_loop(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    s = a.sum()
+    for t, f in ((b, lambda t: (a @ w)[:7, 0]), (a, torch.cos)):
+        t.copy_(f(t) * 2)
+    return s
+
+
+def adamw_by_hand(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """One AdamW step written out, in place on three parameters and their moments (step 3)."""
+    params, grads, means, squares = (tensors[i:i + 3] for i in range(0, 12, 3))
+    lr, beta1, beta2, eps, decay, step = 1e-2, 0.9, 0.999, 1e-8, 0.01, 3
+    for p, g, m, v in zip(params, grads, means, squares):
+        p.mul_(1 - lr * decay)
+        m.mul_(beta1).add_(g, alpha=1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        p.addcdiv_(m, (v / (1 - beta2 ** step)).sqrt().add_(eps), value=-lr / (1 - beta1 ** step))
+    return params
+
+
+def unused_twin(x: torch.Tensor) -> torch.Tensor:
+    rows = torch.arange(4); unused = torch.arange(4)  # noqa: E702, F841
+    return x + rows
+
+
+def _adamw_inputs() -> tuple[torch.Tensor, ...]:
+    shapes = [(8, 16), (16, 4), (4,)]
+    params = [torch.randn(s) for s in shapes]
+    grads = [torch.randn(s) for s in shapes]
+    means = [torch.randn(s) * 0.1 for s in shapes]
+    return (*params, *grads, *means, *[torch.rand(s) * 0.1 for s in shapes])
+
+
 def known_cases() -> dict[str, Callable[[], Case]]:
     torch.manual_seed(0)
     return {
@@ -65,6 +107,13 @@ def known_cases() -> dict[str, Callable[[], Case]]:
         "scatter_sine": lambda: Case("scatter_sine", scatter_sine,
                                      (torch.randn(8, 16), torch.argsort(torch.randn(8, 16), 1))),
         "cond_one_line_branches": lambda: Case("cond_one_line_branches", one_line_branches, (torch.randn(8, 8),)),
+        "masked_attention_twice": lambda: Case(
+            "masked_attention_twice", masked_attention_twice,
+            (torch.randn(1, 2, 8, 16), torch.tensor([1, 2, 0, 3, 4, 0, 5, 6]), torch.randn(16, 16), torch.randn(16, 16))),
+        "write_backs_in_a_loop": lambda: Case("write_backs_in_a_loop", write_backs_in_a_loop,
+                                              (torch.randn(8, 8), torch.randn(7), torch.randn(8, 8))),
+        "adamw_by_hand": lambda: Case("adamw_by_hand", adamw_by_hand, _adamw_inputs()),
+        "unused_twin": lambda: Case("unused_twin", unused_twin, (torch.randn(4),)),
     }
 
 
