@@ -245,8 +245,9 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     if loop_ir:  # a log's kernels had the views moved with the rest of its claims
         partial = {r["name"]: set(r.get("partial", ())) for r in record.loop_ir}
         in_part = [_in_part(mine, partial) for mine in members]
-        index.written = {v for r in record.loop_ir for v in r.get("holds", ()) if v in r["origins"]
-                         and v in index.post_grad and provenance.is_view(index.post_grad[v])}
+        in_kernels = {n.name for mine in members for n in mine}  # a cond's outputs are written by no kernel
+        index.written = {v for r in record.loop_ir if r["name"] in in_kernels for v in r.get("holds", ())
+                         if v in r["origins"] and v in index.post_grad and provenance.is_view(index.post_grad[v])}
         placed = views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part, index.written)
         for kernel, nodes in zip(kernels, placed):
             kernel.post_grad_nodes = nodes

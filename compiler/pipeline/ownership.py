@@ -274,14 +274,16 @@ def outputs_of_calls(members: list[list[LoopIRNode]], loop_ir: list[LoopIRNode])
     """Per kernel, the loop-IR nodes that pick the outputs of the extern call it makes: a call returning
     several tensors (an attention, a sort) or an alias of its result is followed by nodes of no kernel of
     their own (``buf7 = buf6[0]`` in the wrapper), each reading only the call's buffer and holding one
-    output (the ``getitem``). ``members``: each kernel's loop-IR nodes."""
+    output (the ``getitem``). Control flow (``cond``) is no kernel's call: its outputs stay no kernel's.
+    ``members``: each kernel's loop-IR nodes."""
     owner = {node.name: k for k, mine in enumerate(members) for node in mine}
-    producer = {buffer: node.name for node in loop_ir for buffer in node.buffers}
+    producer = {buffer: node for node in loop_ir for buffer in node.buffers}
     out: list[list[LoopIRNode]] = [[] for _ in members]
     for node in loop_ir:  # in the scheduler's order: an output of an output finds its kernel
         if node.kind != "extern" or node.eliminated or node.extern_target or node.name in owner or not node.reads:
             continue
-        makers = {owner.get(producer.get(buffer_name(dep), ""), -1) for dep in node.reads}
+        calls = [producer.get(buffer_name(dep)) for dep in node.reads]
+        makers = {owner.get(call.name, -1) if call is not None and call.kind == "extern" else -1 for call in calls}
         if len(makers) == 1 and -1 not in makers:
             owner[node.name] = kernel = makers.pop()
             out[kernel].append(node)
@@ -357,7 +359,8 @@ def _views_read(nodes: Iterable[str], post_grad: dict[str, FxNode], order: dict[
 def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[str, FxNode],
                   written: Iterable[str] = ()) -> tuple[list[FxNode], list[str]]:
     """(the post-grad nodes of a kernel that bring it their lines, the FX nodes they bring). A node it
-    computes, or a view it writes out (``written``), brings all its FX nodes; a view it reads brings those
+    computes, a view it writes out (``written``) or runs (an extern call of ``slice``), brings all its FX
+    nodes; a view it reads brings those
     of its FX nodes that are views too (``x.view(...)``, ``.split(...)``) or that its own nodes come from,
     and its lines when it brings them all: not a call another kernel computes (the reshape that the q, k
     and v projections share is the q projection's)."""
@@ -367,7 +370,8 @@ def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[st
         made = [post_grad[p] for p in fx[name].post_grad if p in post_grad] if name in fx else []
         return bool(made) and all(is_view(p) for p in made)
 
-    own = {f for node in nodes if not is_view(node) or node.name in written for f in node.fx}
+    runs_views = all(is_view(node) for node in nodes)  # a kernel of views alone runs them (an extern slice)
+    own = {f for node in nodes if runs_views or not is_view(node) or node.name in written for f in node.fx}
     bringing: list[FxNode] = []
     names: list[str] = []
     for node in nodes:

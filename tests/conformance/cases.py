@@ -135,6 +135,11 @@ def gpu_cases() -> dict[str, Callable[[], Case]]:
 
 # ------------------------------------------------------------------------------------------- real models
 
+# the zoo a GPU run checks (``--gpu``, tests/gpu/test_gpu_conformance.py): Hugging Face models built from
+# configs, torchvision's blocks, a training step, an optimizer updating in place, a dynamic-shape compile
+GPU_MODELS = ["gpt2", "bert", "llama", "t5", "vit", "mixtral", "resnet18", "mobilenet_v3_small", "bert_training_step",
+              "adamw_step", "gpt2_dynamic", "cond_experts"]
+
 
 def model_cases(names: list[str] | None = None) -> dict[str, Callable[[], Case]]:
     """The models of benchmarks/real_models.py (built from configs, nothing downloaded); torchvision's only

@@ -44,6 +44,7 @@ LATER_PART = "an input of a later part"  # torch lists an input of an op with th
 NOTHING = "computes nothing"  # an FX call that left no post-grad node: a view, a no-op copy or cast, dead code
 VIEW_OF_CALL = "a view goes with its call"  # a view an FX call made with the value it aliases (mm's reshape)
 WRITE_BACK = "a write-back links to the value it writes"  # torch maps functionalization's copy_ to nothing
+TORCH_UNION = "torch's union of a lowering's origins"  # torch's mistake: a node of another input of the lowering
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,9 @@ def _torch_only(name: str, kernel: str, facts: GraphFacts, read_views: set[str])
     part = _later_part_needing(name, kernel, facts)
     if part:
         return LATER_PART, f"an input of {part[0]}, which this kernel computes only in part; {part[1]} computes the rest"
+    if not dataflow.read_by(name, facts.kernels[kernel], facts):
+        return TORCH_UNION, (f"nothing this kernel computes reads it, and {others} compute it later: torch gives every "
+                             "buffer one lowering makes the origins of all the lowering's inputs")
     return "", f"the capture gives it to {others}, which do not all run before this kernel"
 
 

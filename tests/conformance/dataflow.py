@@ -122,12 +122,17 @@ def may_hold(facts: Any) -> dict[str, set[str]]:
     return out
 
 
+def read_by(name: str, kernel: Any, facts: Any) -> list[str]:
+    """The nodes ``kernel`` computes that read ``name``, directly or through views."""
+    return [n for n in kernel.post_grad_nodes if facts.is_computing(n) and name in _inputs_through_views(n, facts)]
+
+
 def needs_without_reading(name: str, kernel: Any, facts: Any) -> str:
     """Why ``kernel``, which torch credits with ``name`` while the capture gives it to other kernels, must
     compute it itself: a node it computes reads ``name``, and no buffer its calls name may hold ``name``
     (Inductor inlined it here too). "" when it may read it (or needs it for nothing)."""
-    readers = [n for n in kernel.post_grad_nodes if facts.is_computing(n) and name in _inputs_through_views(n, facts)
-               and not any(other != kernel.id and facts.runs_before(other, kernel.id) for other in facts.computed_by[n])]
+    readers = [n for n in read_by(name, kernel, facts)
+               if not any(other != kernel.id and facts.runs_before(other, kernel.id) for other in facts.computed_by[n])]
     if not readers:  # (a node an earlier kernel computes in part, a scatter's copy, has its inputs from there)
         return ""
     sources = [p for p in facts.producers(name)] or [name]

@@ -24,6 +24,8 @@ RULES = {
     checks.IN_PLACE: "a cat whose parts the kernel writes into the output's slices: the cat has no code (rule 2)",
     checks.VIEW_OF_CALL: "a view torch traces to the FX call of the node it aliases goes with that node's kernel (rule 3)",
     checks.WRITE_BACK: "a mutated input's write-back, which torch maps to nothing, links to the value it writes",
+    checks.TORCH_UNION: ("torch's mistake: it lists a node of another input of the lowering that made the kernel's "
+                         "buffer (a layout copy credited with batch norm), which nothing the kernel computes reads"),
     "random": "outputs drawn from torch's RNG or uninitialized memory, which compiled code fills differently",
 }
 

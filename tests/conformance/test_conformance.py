@@ -5,6 +5,7 @@ wrapper with no problem allowed; then the four programs' answers asserted exactl
 from __future__ import annotations
 
 import inspect
+import re
 
 import pytest
 
@@ -88,7 +89,8 @@ def test_gpt2_qkv_views_belong_to_the_attention_that_reads_them():
         split = next(n for n in views if nodes[n].target.startswith("aten.split"))
         assert views <= set(kernel.post_grad_nodes)
         assert [k.id for k in graph.kernels if k is not kernel and views & set(k.post_grad_nodes)] == []
-        assert [n for n in kernel.post_grad_nodes if n != attention.name and n not in views] == []
+        outputs = {u for u in attention.users if nodes[u].target == "operator.getitem"}  # written out by the call
+        assert [n for n in kernel.post_grad_nodes if n != attention.name and n not in views | outputs] == []
         assert graph.fx.node(nodes[split].fx[0]).user_line in kernel.user_lines  # the line of the split
     mask = next(k for k in graph.kernels if k.language != "extern" and "where" in " ".join(k.post_grad_nodes))
     assert not any(nodes[n].target.startswith(("aten.split", "aten.permute")) for n in mask.post_grad_nodes)
@@ -108,3 +110,96 @@ def _views_back(name, nodes):
         else:
             ends.add(current)
     return views, ends
+
+
+def test_a_query_kernel_claims_none_of_the_mask_its_lowering_lists():
+    """Both attentions' lowerings realize a query and a mask; Inductor gives the buffers of each the origins
+    of both. The kernel writing ``cos``, the second query, computes it alone (and the second attention in
+    part: its query); the masks, with their lines, are the first kernel's."""
+    graph = result("masked_attention_twice").compilation.graphs[0]
+    second = next(n.name for n in graph.post_grad if n.target.startswith("aten._scaled_dot_product")
+                  and "cos" in n.inputs)
+    query = next(k for k in graph.kernels if "cos" in k.post_grad_nodes)
+    assert sorted(query.post_grad_nodes) == sorted(["cos", second])
+    assert sorted(query.fx_nodes) == ["cos", "scaled_dot_product_attention_1"]
+    assert query.user_lines == [_line(cases.masked_attention_twice, "return F.scaled_dot_product_attention")]
+    masks = next(k for k in graph.kernels if "sin" in k.post_grad_nodes)
+    mask_nodes = {"iota", "le", "eq", "bitwise_and", "where", "where_1", "full_default", "full_default_1",
+                  "full_default_2", "full_default_3", "unsqueeze", "unsqueeze_1", "unsqueeze_2", "unsqueeze_3"}
+    assert mask_nodes <= set(masks.post_grad_nodes)
+    assert [k.id for k in graph.kernels if mask_nodes & set(k.post_grad_nodes)] == [masks.id]
+    mask_line = _line(cases.masked_attention_twice, "mask = (pos")
+    assert [k.id for k in graph.kernels if mask_line in k.user_lines] == [masks.id]
+
+
+def test_each_write_back_links_to_the_value_it_writes():
+    """Functionalization writes ``a`` back with ``copy_`` and ``b`` with ``copy__1`` (the inputs' order);
+    Dynamo named ``b.copy_`` ``copy_`` and ``a.copy_`` ``copy__1`` (program order), on one line."""
+    graph = result("write_backs_in_a_loop").compilation.graphs[0]
+    fx = {n.name: n for n in graph.fx}
+    write_backs = {n.inputs[0]: n for n in graph.post_grad if n.target.startswith("aten.copy_")}
+    a, b = (graph.post_grad.node(name).fx for name in ("arg0_1", "arg1_1"))
+    assert (a, b) == (["l_a_"], ["l_b_"])
+    assert write_backs["arg0_1"].fx == ["mul_1", "copy__1"] and fx["copy__1"].inputs[0] == "l_a_"
+    assert write_backs["arg1_1"].fx == ["mul", "copy_"] and fx["copy_"].inputs[0] == "l_b_"
+
+
+def test_an_adamw_step_written_out_links_each_write_back_to_its_own_update():
+    """Every update of the loop is on the same lines: each parameter's and moment's write-back links to the
+    last in-place call on that tensor (by Dynamo's chain of in-place calls), and to nothing of the others."""
+    graph = result("adamw_by_hand").compilation.graphs[0]
+    fx = {n.name: n for n in graph.fx}
+
+    def written(name):  # the Dynamo input an in-place call writes, following the chain of in-place calls
+        while fx[name].op != "placeholder":
+            name = fx[name].inputs[0]
+        return name
+
+    write_backs = [n for n in graph.post_grad if n.target.startswith("aten.copy_")]
+    assert len(write_backs) == 9  # three parameters, their means and their squares
+    for node in write_backs:
+        target = graph.post_grad.node(node.inputs[0]).fx
+        calls = [f for f in node.fx if fx[f].target.endswith("_")]
+        assert calls and {written(f) for f in calls} == set(target), (node.name, node.fx, target)
+
+
+def test_a_call_nothing_uses_reaches_no_kernel():
+    graph = result("unused_twin").compilation.graphs[0]
+    (kernel,) = graph.kernels
+    assert sorted(kernel.post_grad_nodes) == ["add", "iota"] and sorted(kernel.fx_nodes) == ["add", "rows"]
+    assert graph.fx.node("unused").kernels == [] and graph.fx.node("rows").kernels == [kernel.id]
+
+
+def test_gpt2_attention_output_goes_with_the_attention_and_every_kernel_tells_one_story():
+    """The ``getitem`` of each attention's output is written out of the call's result: the attention's kernel
+    lists it with its FX nodes, and the projection reading it lists only the views the model wrote. Every
+    kernel's FX nodes hold those of each post-grad node it lists."""
+    graph = result("gpt2").compilation.graphs[0]
+    nodes = {n.name: n for n in graph.post_grad}
+    for attention in (n for n in graph.post_grad if "scaled_dot_product" in n.target):
+        kernel = next(k for k in graph.kernels if attention.name in k.post_grad_nodes and k.language == "extern")
+        output = next(u for u in attention.users if nodes[u].target == "operator.getitem")
+        assert output in kernel.post_grad_nodes and set(nodes[output].fx) <= set(kernel.fx_nodes)
+        assert [k.id for k in graph.kernels if output in k.post_grad_nodes] == [kernel.id]
+    for kernel in graph.kernels:
+        for name in kernel.post_grad_nodes:
+            assert set(nodes[name].fx) <= set(kernel.fx_nodes), (kernel.id, name, nodes[name].fx)
+
+
+def test_a_sorts_outputs_go_with_the_sort():
+    graph = result("scatter_sine").compilation.graphs[0]
+    sort = next(k for k in graph.kernels if "sort" in k.post_grad_nodes)
+    getitems = [n.name for n in graph.post_grad if n.target == "operator.getitem"]
+    assert sorted(sort.post_grad_nodes) == sorted(["sort", *getitems]) and sort.fx_nodes == ["sort"]
+    assert graph.kernel("aten.scatter_reduce_.two").post_grad_nodes == ["scatter_add"]
+
+
+@pytest.mark.parametrize("name", ["masked_attention_twice", "scatter_sine", "write_backs_in_a_loop"])
+def test_a_kernel_lists_a_sine_or_cosine_exactly_when_its_code_computes_one(name):
+    """The generated code is the oracle: a C++ kernel computes ``sin``/``cos`` where its source calls it."""
+    graph = result(name).compilation.graphs[0]
+    for op in ("sin", "cos"):
+        wanted = {n.name for n in graph.post_grad if n.target == f"aten.{op}.default"}
+        listing = {k.id for k in graph.kernels if wanted & set(k.post_grad_nodes)}
+        calling = {k.id for k in graph.kernels if k.language != "extern" and re.search(rf"\b{op}\(", k.source)}
+        assert listing == calling, (op, sorted(listing ^ calling))

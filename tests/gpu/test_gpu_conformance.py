@@ -1,13 +1,16 @@
 """The conformance harness (tests/conformance) on a GPU: Triton pointwise, reduction and persistent kernels,
 a matmul template under max-autotune, cuBLAS externs, SDPA's flash and memory-efficient kernels and
-``torch.cond``, each kernel checked against torch's own records with no problem allowed; the ``cond``
-branch kernels' lines asserted exactly. With ``CONFORMANCE_REPORT=path`` set, the run's report is written
-there (the GPU half of docs/conformance.md)."""
+``torch.cond``, and the model zoo built from configs (``cases.GPU_MODELS``: Hugging Face Llama, T5, ViT,
+GPT-2, BERT and Mixtral, torchvision's ResNet and MobileNet, a training step, an AdamW step updating in
+place, a dynamic-shape compile), each kernel checked against torch's own records and the Triton wrapper
+with no problem allowed; the ``cond`` branch kernels' lines and Llama's rotary embedding asserted exactly.
+With ``CONFORMANCE_REPORT=path`` set, the run's report is written there (docs/conformance-gpu.md)."""
 
 from __future__ import annotations
 
 import inspect
 import os
+import re
 
 import pytest
 import torch
@@ -17,10 +20,9 @@ from tests.conformance.run import run_case
 
 pytestmark = pytest.mark.gpu
 
-GPU_MODELS = ["gpt2", "llama", "bert_training_step", "cond_experts"]
 SETS = {
     "programs with known owners": {**cases.known_cases(), **cases.gpu_cases()},
-    "real models": cases.model_cases(GPU_MODELS),
+    "real models": cases.model_cases(cases.GPU_MODELS),
 }
 BUILDERS = {name: cases.on("cuda", build) for builders in SETS.values() for name, build in builders.items()}
 OPS = dict(cases.op_cases(cases.SLICE_OPS, "cuda")) if torch.cuda.is_available() else {}
@@ -43,8 +45,10 @@ def written_report():
         header = (f"# Conformance on a GPU\n\n{torch.cuda.get_device_name()}, torch {torch.__version__}, Triton "
                   f"{_triton_version()}: `CONFORMANCE_REPORT=docs/conformance-gpu.md pytest -m gpu "
                   "tests/gpu/test_gpu_conformance.py`. Triton pointwise, reduction and persistent kernels, a matmul "
-                  "template under max-autotune, cuBLAS externs, SDPA's flash and memory-efficient kernels and "
-                  "`torch.cond`, checked as on the CPU ([Conformance](conformance.md)).")
+                  "template under max-autotune, cuBLAS externs, SDPA's flash and memory-efficient kernels, "
+                  "`torch.cond` and the model zoo (Hugging Face Llama, T5, ViT, GPT-2, BERT and Mixtral built from "
+                  "configs, torchvision's ResNet and MobileNet, a training step, an AdamW step updating in place, a "
+                  "dynamic-shape compile), checked as on the CPU ([Conformance](conformance.md)).")
         with open(path, "w") as out:
             out.write(report.markdown(summaries, header))
 
@@ -84,3 +88,33 @@ def test_max_autotune_template_owns_the_matmul_line():
     file = inspect.getsourcefile(cases.tour)
     assert (file, start + next(i for i, row in enumerate(source) if "x @ w" in row)) in matmul.user_lines
     assert "y" in matmul.fx_nodes
+
+
+def test_llamas_rotary_embedding_is_credited_to_every_kernel_that_computes_it():
+    """Inductor inlines the rotary embedding's ``cos`` and ``sin`` into each kernel that applies it (the
+    query's and the key's): a Triton kernel lists a ``cos`` or ``sin`` node exactly when its source calls
+    one, and every ``cos``/``sin`` node is listed by some kernel."""
+    graph = result("llama").compilation.graphs[0]
+    nodes = {n.name: n for n in graph.post_grad}
+    for op in ("cos", "sin"):
+        wanted = {n for n, node in nodes.items() if node.target == f"aten.{op}.default"}
+        listing = {k.id for k in graph.kernels if wanted & set(k.post_grad_nodes)}
+        calling = {k.id for k in graph.kernels if k.language == "triton" and re.search(rf"\b{op}\(", k.source)}
+        assert wanted and listing == calling, (op, sorted(listing ^ calling))
+
+
+def test_attention_masks_written_out_stay_with_the_kernel_writing_them():
+    """The attention takes its mask dense: the kernel computing the mask writes out the ``expand`` over the
+    ``where``, so the expand is that kernel's (with what it views), never the attention's."""
+    graph = result("llama").compilation.graphs[0]
+    nodes = {n.name: n for n in graph.post_grad}
+    checked = 0
+    for attention in (n for n in graph.post_grad if "scaled_dot_product" in n.target and len(n.inputs) > 3):
+        mask = attention.inputs[3]
+        if not nodes[mask].target.startswith("aten.expand"):
+            continue
+        base = nodes[mask].inputs[0]
+        listing = [k for k in graph.kernels if mask in k.post_grad_nodes]
+        assert listing and all(base in k.post_grad_nodes for k in listing), (mask, [k.id for k in listing])
+        checked += 1
+    assert checked, "no attention of Llama took an expanded mask"
