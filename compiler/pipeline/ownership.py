@@ -7,28 +7,36 @@ scatter's copy of its input claims the sine it scatters, a mask kernel claims th
 the attention reads, and a branch's kernel claims the ``cond``. What a kernel computes is decided
 instead from what it reads and writes:
 
-1. **A node computes only what it can.** A loop-IR node computes an origin Inductor lists for it when
-   that origin is of its own (sub)graph, is not held by a buffer it reads (the buffer's producer
-   computed it), and every input of that origin is available to it: computed by the node itself, held
-   by a buffer it reads, a graph input it reads, a constant, or a view of one of those. The FX node
-   whose lowering made the node is always computed by it (the stages of one op, a split reduction's
-   passes or a fallback's copy and scatter, read each other and all compute that op); when its inputs
-   are not all available the node computes that op *in part* (a scatter's copy of its input). An
-   extern call (a matmul, an attention, a fallback) computes that op alone: its inputs are realized
+1. **A node computes only what it can, and only what its output is made of.** A loop-IR node computes an
+   origin Inductor lists for it when that origin is of its own (sub)graph, is not held by a buffer it
+   reads, and every input of that origin is available to it: computed by the node itself, held by a
+   buffer it reads, a graph input it reads, a constant, or a view of one of those. Of those, it computes
+   the ones its output (the node its buffer holds, or the creator's input it realizes) is made of:
+   Inductor gives every buffer one lowering makes the origins of all the lowering's inputs, so an
+   attention's realized query lists the mask's ``iota``. A value is held by a buffer that holds it, not
+   by one whose producer computed it on the way: a node inlined into several kernels is each one's. The
+   FX node whose lowering made the node is always computed by it (the stages of one op, a split
+   reduction's passes or a fallback's copy and scatter, read each other and all compute that op); when
+   its inputs are not all available the node computes that op *in part* (a scatter's copy of its input).
+   An extern call (a matmul, an attention, a fallback) computes that op alone: its inputs are realized
    buffers, nothing of its producers is inlined into it.
-2. **A kernel computes what its loop-IR nodes compute**, and a ``cat`` whose parts it writes in place
-   (Inductor writes each input straight into a slice of the output; the ``cat`` has no code of its own).
+2. **A kernel computes what its loop-IR nodes compute**, a ``cat`` whose parts it writes in place
+   (Inductor writes each input straight into a slice of the output; the ``cat`` has no code of its own),
+   and the outputs of the extern call it makes (``buf7 = buf6[0]``: the ``getitem`` each holds).
 3. **Views belong to the kernels that read them.** A view (``permute``, ``split``, ``getitem``...)
    computes nothing: it is listed by every kernel that computes a node reading it, directly or through
    other views, and by no other; a view no kernel reads stays where Inductor listed it, and a kernel that
-   lists nothing but views runs them (an extern call of ``slice``) and keeps them. A view brings
-   its FX node and line only when that FX node is a view too (``x.view(...)``): ``getitem`` of a sort
-   does not make its reader own the sort.
+   lists nothing but views runs them (an extern call of ``slice``) and keeps them. A view a kernel
+   writes out (a mask's ``expand`` an attention takes dense) is that kernel's, and a view an FX call made
+   together with the node it aliases (the reshape ``x @ w`` ends with) goes with the kernel computing that
+   node. A view a reader lists brings the FX nodes that are views too (``x.view(...)``) or that the
+   reader computes, never a call another kernel computes.
 4. **A rewritten node belongs to what replaced it.** A node that a pattern rewrite replaced (``mm`` +
    ``add`` -> ``addmm``, an attention pattern, cat/split folding) brings its FX nodes and lines to the
    node the rewrite made; a call that common-subexpression elimination merged into an identical one
-   goes with that one, and a factory folded into its users' nodes (``arange(16) + 0`` made one
-   ``iota``) with them (``fx_stage.link_post_grad_to_fx``): so to the kernel computing it.
+   goes with that one (a dead call is nobody's twin), a factory folded into its users' nodes
+   (``arange(16) + 0`` made one ``iota``) with them, and a mutated input's write-back with the value it
+   writes (``fx_stage.link_post_grad_to_fx``): so to the kernel computing it.
 5. **A kernel's lines are where its nodes were written.** Each node's own line, then the lines that
    called it, except the line of a higher-order op enclosing it: ``torch.cond(...)`` is the op's line,
    computed by no kernel.
@@ -360,10 +368,9 @@ def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[st
                   written: Iterable[str] = ()) -> tuple[list[FxNode], list[str]]:
     """(the post-grad nodes of a kernel that bring it their lines, the FX nodes they bring). A node it
     computes, a view it writes out (``written``) or runs (an extern call of ``slice``), brings all its FX
-    nodes; a view it reads brings those
-    of its FX nodes that are views too (``x.view(...)``, ``.split(...)``) or that its own nodes come from,
-    and its lines when it brings them all: not a call another kernel computes (the reshape that the q, k
-    and v projections share is the q projection's)."""
+    nodes; a view it reads brings those of its FX nodes that are views too (``x.view(...)``, ``.split``)
+    or that its own nodes come from, and its lines when it brings them all: not a call another kernel
+    computes (the reshape that the q, k and v projections share is the q projection's)."""
     written = set(written)
 
     def fx_view(name: str) -> bool:
