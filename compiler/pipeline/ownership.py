@@ -50,7 +50,7 @@ claimant, each node then goes to the first kernel in codegen order that lists it
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model.provenance import is_view
 from ..model.stages import FxNode, LoopIRNode
@@ -137,20 +137,21 @@ def _output_values(record: dict[str, Any], inside: list[str], creator: str | Non
 
 def _made_from(name: str, values: set[str], inside: set[str], post_grad: dict[str, FxNode]) -> bool:
     """Whether ``name`` is made, through nodes of ``inside`` and views, from one of ``values``."""
+    made_of = _walk_back([name], lambda i: i in inside or is_view(post_grad[i]), post_grad)
+    return any(i in values for n in made_of for i in post_grad[n].inputs)
+
+
+def _walk_back(starts: list[str], through: Callable[[str], bool], post_grad: dict[str, FxNode]) -> set[str]:
+    """``starts`` and the nodes reached from them walking back through the inputs ``through`` lets pass."""
     seen: set[str] = set()
-    stack = [name]
+    stack = list(starts)
     while stack:
-        current = stack.pop()
-        node = post_grad.get(current)
-        if current in seen or node is None:
+        name = stack.pop()
+        if name in seen or name not in post_grad:
             continue
-        seen.add(current)
-        for i in node.inputs:
-            if i in values:
-                return True
-            if i in inside or (i in post_grad and is_view(post_grad[i])):
-                stack.append(i)
-    return False
+        seen.add(name)
+        stack += [i for i in post_grad[name].inputs if i in post_grad and through(i)]
+    return seen
 
 
 def _held_values(buffers: set[str], producer: dict[str, str], held: dict[str, str], holds: dict[str, set[str]],
@@ -174,15 +175,8 @@ def _feeding(outputs: list[str], computed: list[str], creator: str | None, read:
     ``iota`` and ``le``, which only the mask's node computes (each recomputes what its output needs: an
     op inlined into several kernels is computed by each)."""
     mine = set(computed)
-    seen: set[str] = set()
-    stack = [o for o in outputs if o in mine]
-    while stack:
-        name = stack.pop()
-        node = post_grad.get(name)
-        if name in seen or node is None:
-            continue
-        seen.add(name)
-        stack += [i for i in node.inputs if i not in read and (i in mine or (i in post_grad and is_view(post_grad[i])))]
+    seen = _walk_back([o for o in outputs if o in mine],
+                      lambda i: i not in read and (i in mine or is_view(post_grad[i])), post_grad)
     return [o for o in computed if o in seen or o == creator]
 
 

@@ -189,15 +189,7 @@ class GraphFacts:
 
     def ancestors(self, name: str) -> set[str]:
         """Every node ``name``'s value is computed from."""
-        out: set[str] = set()
-        stack = list(self.nodes[name].inputs) if name in self.nodes else []
-        while stack:
-            current = stack.pop()
-            if current in out or current not in self.nodes:
-                continue
-            out.add(current)
-            stack.extend(self.nodes[current].inputs)
-        return out
+        return _reach([name], self.nodes)
 
     def consumed_views(self, name: str) -> set[str]:
         """The view nodes a node reads through (its view inputs, their view inputs, ...)."""
@@ -223,6 +215,19 @@ class GraphFacts:
             return True  # calls in different functions of the wrapper: their order is the control flow's
         first, last = self.first_call.get(earlier), self.last_call.get(later)
         return first is None or last is None or first <= last
+
+
+def _reach(starts: list[str], nodes: dict[str, Any]) -> set[str]:
+    """The nodes of ``nodes`` whose values those named ``starts`` are computed from (inputs, their inputs...)."""
+    out: set[str] = set()
+    stack = [i for name in starts if name in nodes for i in nodes[name].inputs]
+    while stack:
+        current = stack.pop()
+        if current in out or current not in nodes:
+            continue
+        out.add(current)
+        stack.extend(nodes[current].inputs)
+    return out
 
 
 _DEF = re.compile(r"^(\s*)def (\w+)\(")
@@ -666,15 +671,8 @@ def _live_fx(facts: GraphFacts) -> set[str]:
             return name in _OPERATORS_IN_PLACE
         return name.endswith("_") and not name.endswith("__")
 
-    stack = [n.name for n in facts.fx.values() if n.op == "output" or (n.op != "placeholder" and writes(n.target))]
-    live: set[str] = set()
-    while stack:
-        name = stack.pop()
-        if name in live or name not in facts.fx:
-            continue
-        live.add(name)
-        stack.extend(facts.fx[name].inputs)
-    return live
+    starts = [n.name for n in facts.fx.values() if n.op == "output" or (n.op != "placeholder" and writes(n.target))]
+    return set(starts) & set(facts.fx) | _reach(starts, facts.fx)
 
 
 def _kernel_fx(case: str, facts: GraphFacts, records: GraphRecords | None) -> list[Finding]:
