@@ -180,7 +180,7 @@ def adamw_step() -> Case:
 
     state = [[p.detach().clone() for p in mlp.parameters()], [torch.randn(s) for s in shapes],
              [torch.randn(s) * 0.1 for s in shapes], [torch.rand(s) * 0.1 for s in shapes],
-             [torch.tensor(2.0) for _ in shapes]]
+             [torch.tensor(2.0, device="cpu") for _ in shapes]]  # where torch.optim keeps a step count
     return Case(step, tuple(t for part in state for t in part))
 
 

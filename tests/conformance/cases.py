@@ -1,6 +1,7 @@
 """What the conformance harness compiles: PyTorch's own op database, real models, and programs whose
 ownership is known exactly (the README tour, a scatter of a cumsum's sine, ``torch.cond``, two attentions
-sharing a mask, mutated inputs written back in a loop, AdamW written out, a dead twin of a call).
+sharing a mask, mutated inputs written back in a loop, AdamW written out, a dead twin of a call, a scaled
+``index_put`` inlined into the two kernels on either side of a ``cumsum``).
 
 A case is a function of tensors and its inputs; ``backward`` cases also run a backward pass. A builder
 run under ``on(device)`` makes its tensors and modules there (``torch.device`` as the default device).
@@ -61,7 +62,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor
 
 
 def masked_attention_twice(x: torch.Tensor, ids: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-    pos = torch.arange(x.shape[2])
+    pos = torch.arange(x.shape[2], device=x.device)
     seg = torch.cumsum(ids != 0, -1)
     mask = (pos[None, :] <= pos[:, None]) & (seg[:, None] == seg[None, :])
     h = F.scaled_dot_product_attention((x @ w1).sin(), x, x, attn_mask=torch.where(mask, 0.0, float("-inf")))
@@ -88,8 +89,14 @@ def adamw_by_hand(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 def unused_twin(x: torch.Tensor) -> torch.Tensor:
-    rows = torch.arange(4); unused = torch.arange(4)  # noqa: E702, F841
+    rows = torch.arange(4, device=x.device); unused = torch.arange(4, device=x.device)  # noqa: E702, F841
     return x + rows
+
+
+def index_put_scaled_twice(x: torch.Tensor, idx: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    y = x.index_put((idx,), v) * 2
+    s = y.sum(1).cumsum(0)
+    return y + s[:, None]
 
 
 def _adamw_inputs() -> tuple[torch.Tensor, ...]:
@@ -114,6 +121,8 @@ def known_cases() -> dict[str, Callable[[], Case]]:
                                               (torch.randn(8, 8), torch.randn(7), torch.randn(8, 8))),
         "adamw_by_hand": lambda: Case("adamw_by_hand", adamw_by_hand, _adamw_inputs()),
         "unused_twin": lambda: Case("unused_twin", unused_twin, (torch.randn(4),)),
+        "index_put_scaled_twice": lambda: Case("index_put_scaled_twice", index_put_scaled_twice,
+                                               (torch.randn(8, 16), torch.tensor([1, 5, 2]), torch.randn(3, 16))),
     }
 
 
@@ -135,10 +144,27 @@ def gpu_cases() -> dict[str, Callable[[], Case]]:
 
 # ------------------------------------------------------------------------------------------- real models
 
+# the models CI's slice checks (tests/conformance/test_conformance.py, ``--slice``)
+SLICE_MODELS = ["gpt2", "llama"]
+
 # the zoo a GPU run checks (``--gpu``, tests/gpu/test_gpu_conformance.py): Hugging Face models built from
 # configs, torchvision's blocks, a training step, an optimizer updating in place, a dynamic-shape compile
 GPU_MODELS = ["gpt2", "bert", "llama", "t5", "vit", "mixtral", "resnet18", "mobilenet_v3_small", "bert_training_step",
               "adamw_step", "gpt2_dynamic", "cond_experts"]
+
+
+def t5_encoder() -> Case:
+    """T5's encoder, one layer: its RMSNorms (``T5LayerNorm``) fused with the residual adds they read."""
+    from transformers import T5Config, T5EncoderModel
+
+    torch.manual_seed(0)
+    config = T5Config(num_layers=1, d_model=64, d_kv=16, num_heads=4, d_ff=128, vocab_size=500, use_cache=False)
+    model = T5EncoderModel(config).eval()
+
+    def encode(input_ids: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=input_ids).last_hidden_state
+
+    return Case("t5_encoder", encode, (torch.randint(0, 500, (2, 16)),))
 
 
 def model_cases(names: list[str] | None = None) -> dict[str, Callable[[], Case]]:

@@ -1,18 +1,19 @@
 """The conformance slice CI runs (``make conformance`` runs everything): programs whose owners are known,
-GPT-2, and a slice of PyTorch's op database, each kernel checked against torch's own records and the
-wrapper with no problem allowed; then the four programs' answers asserted exactly."""
+GPT-2, Llama, T5's encoder and a slice of PyTorch's op database, each kernel checked against torch's own
+records and the wrapper with no problem allowed; then the programs' and the models' answers asserted
+exactly (tests/conformance/expectations.py holds the models' checks the GPU test makes too)."""
 
 from __future__ import annotations
 
 import inspect
-import re
 
 import pytest
 
-from . import cases, checks
+from . import cases, checks, expectations
 from .run import run_case
 
-BUILDERS = {**cases.known_cases(), **cases.model_cases(["gpt2"]), **dict(cases.op_cases(cases.SLICE_OPS))}
+BUILDERS = {**cases.known_cases(), **cases.model_cases(cases.SLICE_MODELS), "t5_encoder": cases.t5_encoder,
+            **dict(cases.op_cases(cases.SLICE_OPS))}
 _results: dict[str, checks.CaseResult] = {}
 
 
@@ -194,12 +195,62 @@ def test_a_sorts_outputs_go_with_the_sort():
     assert graph.kernel("aten.scatter_reduce_.two").post_grad_nodes == ["scatter_add"]
 
 
-@pytest.mark.parametrize("name", ["masked_attention_twice", "scatter_sine", "write_backs_in_a_loop"])
-def test_a_kernel_lists_a_sine_or_cosine_exactly_when_its_code_computes_one(name):
-    """The generated code is the oracle: a C++ kernel computes ``sin``/``cos`` where its source calls it."""
+@pytest.mark.parametrize("name,op", [("masked_attention_twice", "sin"), ("masked_attention_twice", "cos"),
+                                     ("scatter_sine", "sin"), ("write_backs_in_a_loop", "cos"),
+                                     ("llama", "sin"), ("llama", "cos")])
+def test_a_kernel_lists_a_sine_or_cosine_exactly_when_its_code_computes_one(name, op):
+    """The generated code is the oracle: a C++ kernel computes ``sin``/``cos`` where its source calls it;
+    Llama's rotary embedding is inlined into the kernel of each attention that applies it."""
     graph = result(name).compilation.graphs[0]
-    for op in ("sin", "cos"):
-        wanted = {n.name for n in graph.post_grad if n.target == f"aten.{op}.default"}
-        listing = {k.id for k in graph.kernels if wanted & set(k.post_grad_nodes)}
-        calling = {k.id for k in graph.kernels if k.language != "extern" and re.search(rf"\b{op}\(", k.source)}
-        assert listing == calling, (op, sorted(listing ^ calling))
+    expectations.kernels_list_a_function_exactly_where_their_code_calls_it(graph, op)
+    if name == "llama":
+        assert len({k.id for k in graph.kernels if any(n.startswith(op) for n in k.post_grad_nodes)}) > 1
+
+
+def test_a_scaled_index_put_is_credited_to_both_kernels_that_compute_the_scale():
+    """``y = index_put(...) * 2`` is written to no buffer: the kernel summing it and the kernel adding the
+    cumsum (after the extern cumsum, so the two cannot fuse) each multiply by 2 themselves."""
+    graph = result("index_put_scaled_twice").compilation.graphs[0]
+    first, cumsum, last = graph.kernels
+    assert cumsum.language == "extern" and cumsum.post_grad_nodes == ["cumsum"]
+    assert sorted(first.post_grad_nodes) == ["index_put", "mul", "sum_1"]
+    assert sorted(last.post_grad_nodes) == ["add", "mul", "unsqueeze"]
+    assert sorted(first.fx_nodes) == ["index_put", "sum_1", "y"] and sorted(last.fx_nodes) == ["add", "getitem", "y"]
+    scale, tail = (_line(cases.index_put_scaled_twice, t) for t in ("y = x.index_put", "return y + s"))
+    assert scale in first.user_lines and sorted(last.user_lines) == [scale, tail]
+    for kernel in (first, last):  # the generated code multiplies by the 2 of each
+        assert "static_cast<float>(2.0)" in kernel.source, kernel.id
+
+
+def test_llamas_fused_residual_add_and_rmsnorm_kernels_list_the_layers_lines():
+    from transformers.models.llama import modeling_llama as llama
+
+    graph = result("llama").compilation.graphs[0]
+    forward = llama.LlamaRMSNorm.forward
+    norm = {expectations.source_line(forward, t) for t in ("variance = ", "* torch.rsqrt(", "return self.weight")}
+    residual = set(expectations.source_lines(llama.LlamaDecoderLayer.forward, "hidden_states = residual + hidden_states"))
+    assert len(residual) == 2  # after the attention and after the MLP
+    expectations.norm_kernels_list_their_layers_lines(graph, norm, residual)
+
+
+def test_t5s_fused_residual_add_and_rmsnorm_kernels_list_the_layers_lines():
+    from transformers.models.t5 import modeling_t5 as t5
+
+    graph = result("t5_encoder").compilation.graphs[0]
+    forward = t5.T5LayerNorm.forward
+    norm = {expectations.source_line(forward, t) for t in ("variance = ", "* torch.rsqrt(", "return self.weight")}
+    residual = {expectations.source_line(t5.T5LayerSelfAttention.forward, "hidden_states + self.dropout("),
+                expectations.source_line(t5.T5LayerFF.forward, "hidden_states + self.dropout(")}
+    expectations.norm_kernels_list_their_layers_lines(graph, norm, residual)
+
+
+def test_llamas_attention_output_transpose_and_views():
+    """The kernel reading each attention's output lists ``sdpa_attention.py``'s transpose; every kernel's FX
+    nodes hold those of the nodes it lists; the mask the attentions read stays with the kernel writing it."""
+    from transformers.integrations import sdpa_attention
+
+    graph = result("llama").compilation.graphs[0]
+    transpose = expectations.source_line(sdpa_attention.sdpa_attention_forward, "attn_output.transpose(1, 2)")
+    expectations.attention_output_kernels_list_the_transpose(graph, transpose)
+    expectations.fx_nodes_hold_those_of_every_listed_node(graph)
+    expectations.attention_masks_stay_with_the_kernel_writing_them(graph)

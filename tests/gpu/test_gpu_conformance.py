@@ -3,19 +3,20 @@ a matmul template under max-autotune, cuBLAS externs, SDPA's flash and memory-ef
 ``torch.cond``, and the model zoo built from configs (``cases.GPU_MODELS``: Hugging Face Llama, T5, ViT,
 GPT-2, BERT and Mixtral, torchvision's ResNet and MobileNet, a training step, an AdamW step updating in
 place, a dynamic-shape compile), each kernel checked against torch's own records and the Triton wrapper
-with no problem allowed; the ``cond`` branch kernels' lines and Llama's rotary embedding asserted exactly.
+with no problem allowed; the ``cond`` branch kernels' lines, Llama's rotary embedding, attention mask and
+transpose, Llama's and T5's fused residual-add + RMSNorm kernels and every kernel's FX nodes asserted exactly
+(tests/conformance/expectations.py, which the CPU slice asserts too).
 With ``CONFORMANCE_REPORT=path`` set, the run's report is written there (docs/conformance-gpu.md)."""
 
 from __future__ import annotations
 
 import inspect
 import os
-import re
 
 import pytest
 import torch
 
-from tests.conformance import cases, checks, report
+from tests.conformance import cases, checks, expectations, report
 from tests.conformance.run import run_case
 
 pytestmark = pytest.mark.gpu
@@ -90,31 +91,52 @@ def test_max_autotune_template_owns_the_matmul_line():
     assert "y" in matmul.fx_nodes
 
 
-def test_llamas_rotary_embedding_is_credited_to_every_kernel_that_computes_it():
+@pytest.mark.parametrize("op", ["cos", "sin"])
+def test_llamas_rotary_embedding_is_credited_to_every_kernel_that_computes_it(op):
     """Inductor inlines the rotary embedding's ``cos`` and ``sin`` into each kernel that applies it (the
     query's and the key's): a Triton kernel lists a ``cos`` or ``sin`` node exactly when its source calls
     one, and every ``cos``/``sin`` node is listed by some kernel."""
     graph = result("llama").compilation.graphs[0]
-    nodes = {n.name: n for n in graph.post_grad}
-    for op in ("cos", "sin"):
-        wanted = {n for n, node in nodes.items() if node.target == f"aten.{op}.default"}
-        listing = {k.id for k in graph.kernels if wanted & set(k.post_grad_nodes)}
-        calling = {k.id for k in graph.kernels if k.language == "triton" and re.search(rf"\b{op}\(", k.source)}
-        assert wanted and listing == calling, (op, sorted(listing ^ calling))
+    expectations.kernels_list_a_function_exactly_where_their_code_calls_it(graph, op)
 
 
 def test_attention_masks_written_out_stay_with_the_kernel_writing_them():
     """The attention takes its mask dense: the kernel computing the mask writes out the ``expand`` over the
     ``where``, so the expand is that kernel's (with what it views), never the attention's."""
-    graph = result("llama").compilation.graphs[0]
-    nodes = {n.name: n for n in graph.post_grad}
-    checked = 0
-    for attention in (n for n in graph.post_grad if "scaled_dot_product" in n.target and len(n.inputs) > 3):
-        mask = attention.inputs[3]
-        if not nodes[mask].target.startswith("aten.expand"):
-            continue
-        base = nodes[mask].inputs[0]
-        listing = [k for k in graph.kernels if mask in k.post_grad_nodes]
-        assert listing and all(base in k.post_grad_nodes for k in listing), (mask, [k.id for k in listing])
-        checked += 1
-    assert checked, "no attention of Llama took an expanded mask"
+    assert expectations.attention_masks_stay_with_the_kernel_writing_them(result("llama").compilation.graphs[0])
+
+
+def test_llamas_fused_residual_add_and_rmsnorm_kernels_list_the_layers_lines():
+    from transformers.models.llama import modeling_llama as llama
+
+    norm = {expectations.source_line(llama.LlamaRMSNorm.forward, t)
+            for t in ("variance = ", "* torch.rsqrt(", "return self.weight")}
+    residual = set(expectations.source_lines(llama.LlamaDecoderLayer.forward, "hidden_states = residual + hidden_states"))
+    expectations.norm_kernels_list_their_layers_lines(result("llama").compilation.graphs[0], norm, residual)
+
+
+def test_t5s_fused_residual_add_and_rmsnorm_kernels_list_the_layers_lines():
+    """Encoder and decoder: each stack's first norm reads the embeddings, every other a residual sum (after
+    self-attention, cross-attention or the feed-forward block)."""
+    from transformers.models.t5 import modeling_t5 as t5
+
+    norm = {expectations.source_line(t5.T5LayerNorm.forward, t)
+            for t in ("variance = ", "* torch.rsqrt(", "return self.weight")}
+    residual = {expectations.source_line(layer.forward, "hidden_states + self.dropout(")
+                for layer in (t5.T5LayerSelfAttention, t5.T5LayerCrossAttention, t5.T5LayerFF)}
+    expectations.norm_kernels_list_their_layers_lines(result("t5").compilation.graphs[0], norm, residual,
+                                                      on_embeddings=2)
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt2", "bert", "vit", "t5", "mixtral"])
+def test_every_kernels_fx_nodes_hold_those_of_the_nodes_it_lists(name):
+    """The ``getitem`` of an attention's output a matmul reads brings its FX node (and every other view)."""
+    for graph in result(name).compilation.graphs:
+        expectations.fx_nodes_hold_those_of_every_listed_node(graph)
+
+
+def test_the_kernel_after_llamas_attention_lists_sdpa_attentions_transpose():
+    from transformers.integrations import sdpa_attention
+
+    line = expectations.source_line(sdpa_attention.sdpa_attention_forward, "attn_output.transpose(1, 2)")
+    expectations.attention_output_kernels_list_the_transpose(result("llama").compilation.graphs[0], line)
