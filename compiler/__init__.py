@@ -16,13 +16,13 @@ from .model.lazy_names import lazy_names
 
 # public name -> the module that defines it (``capture`` is also ``explorer.compile``)
 _NAMES: dict[str, str] = {
-    "capture": "compiler.pipeline.capture",
+    "capture": "compiler.pipeline.capture_entry",
     "capture_export": "compiler.pipeline.export_capture",
     "load": "compiler.io.files",
     "from_json": "compiler.io.trace",
     "load_trace": "compiler.pipeline.traceset_load",
     "watch": "compiler.pipeline.watch",
-    "load_watch": "compiler.pipeline.watch",
+    "load_watch": "compiler.pipeline.watch_log",
     "WatchReport": "compiler.model.watch",
     "bisect": "compiler.sweeps.bisect",
     "BisectResult": "compiler.model.bisect",
@@ -66,6 +66,7 @@ _NAMES: dict[str, str] = {
     "diff": "compiler.model.diff_pairing",
     "Diff": "compiler.model.diff",
     "WhatIfError": "compiler.model.what_if",
+    "CudaGraphFixError": "compiler.model.cudagraph_what_if",
 }
 
 __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
@@ -75,7 +76,7 @@ __all__ = [  # every key of _NAMES (tests/unit/test_compiler_face.py)
     "GraphBreak", "ShapeSymbol", "Recompile", "FrameMetrics", "ExportStage", "TraceSet", "RankTrace",
     "Divergence", "CompileError", "CountersUnavailable", "ExportError", "TraceFormatError", "TraceLoadError",
     "sweep", "Sweep", "SweepRow", "SweepError", "close_sweep_workers", "start_sweep_workers", "diff", "Diff",
-    "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError",
+    "watch", "load_watch", "WatchReport", "bisect", "BisectResult", "WhatIfError", "CudaGraphFixError",
 ]
 
 
@@ -97,12 +98,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                                NotFused, Wrapper)
     from .model.traceset import Divergence, RankTrace, TraceSet
     from .model.what_if import WhatIfError
-    from .pipeline.capture import capture
+    from .model.cudagraph_what_if import CudaGraphFixError
+    from .pipeline.capture_entry import capture
     from .pipeline.export_capture import capture_export
     from .pipeline.toggles import TOGGLES, Toggle, ToggleError, ToggleWarning
     from .pipeline.trace_import import trace_env
     from .pipeline.traceset_load import load_trace
-    from .pipeline.watch import load_watch, watch
+    from .pipeline.watch import watch
+    from .pipeline.watch_log import load_watch
     from .model.watch import WatchReport
     from .model.bisect import BisectResult
     from .sweeps.bisect import bisect

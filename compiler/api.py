@@ -2,7 +2,8 @@
 
 ``compiler`` itself keeps the short list people call in a notebook (capture, load, Compilation, ...).
 A front end also needs helpers nobody calls by hand: progress steps to show, the toggles' settings,
-the terminal's tables, the trace contract's header, and a way to give the model its interactive views.
+the terminal's tables, the trace contract's header, the watch view's payload, whether it runs in a
+notebook, and a way to give the model its interactive views.
 Kept here, apart, so the package's namespace does not become a grab-bag; explorer/ imports only
 ``compiler`` and ``compiler.api``, never a room (import-linter checks it, pyproject.toml).
 
@@ -28,10 +29,13 @@ _NAMES: dict[str, tuple[str, str]] = {
     "TRACE_SCHEMA": ("compiler.model.contract", "TRACE_SCHEMA"),
     "TRACE_VERSION": ("compiler.model.contract", "TRACE_VERSION"),
     "did_you_mean": ("compiler.model.formatting", "did_you_mean"),
+    "in_notebook": ("compiler.model.notebook", "in_notebook"),
+    "watch_payload": ("compiler.io.watch", "watch_payload"),
     **{name: ("compiler.model.progress", name) for name in ("COMPILE_STAGES", "Cancelled", "Display", "Step",
                                                               "set_display")},
     "tensor_specs": ("compiler.pipeline.specs", "tensor_specs"),
     "resolve_toggles": ("compiler.pipeline.toggles", "resolve"),
+    "mode_settings": ("compiler.pipeline.toggles", "mode_settings"),
     "toggle_names_for": ("compiler.pipeline.toggles", "toggle_names_for"),
     "compact_view": ("compiler.render.summary", "compact_view"),
     "KERNEL_SORTS": ("compiler.render.table_rows", "KERNEL_SORTS"),
@@ -47,7 +51,8 @@ _NAMES: dict[str, tuple[str, str]] = {
 
 def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset_widget: slots.Widget,
                   write_traceset_html: slots.WriteHtml, sweep_widget: slots.Widget,
-                  write_sweep_html: Callable[[Any, str | Path | None], Any], show: slots.ShowView) -> None:
+                  write_sweep_html: Callable[[Any, str | Path | None], Any], show: slots.ShowView,
+                  watch_widget: slots.Widget) -> None:
     """Fill the model's view slots (compiler/model/slots.py, provider ``explorer``): a widget takes a
     thunk of what it shows, so nothing is built when its package is missing."""
     slots.widget.fill(widget)
@@ -57,11 +62,13 @@ def provide_views(*, widget: slots.Widget, write_html: slots.WriteHtml, traceset
     slots.sweep_widget.fill(sweep_widget)
     slots.write_sweep_html.fill(write_sweep_html)
     slots.show.fill(show)
+    slots.watch_widget.fill(watch_widget)
 
 
 __all__ = [  # provide_views and every key of _NAMES
     "provide_views", "COMPILE_STAGES", "Cancelled", "Display", "Step", "set_display", "did_you_mean",
-    "tensor_specs", "resolve_toggles", "toggle_names_for", "inductor_default", "inductor_has_key",
+    "in_notebook", "watch_payload",
+    "tensor_specs", "resolve_toggles", "mode_settings", "toggle_names_for", "inductor_default", "inductor_has_key",
     "compile_redirected", "original_of", "compact_view", "KERNEL_SORTS", "autotune_groups", "kernel_rows",
     "select_rows", "autotune_table", "kernels_table", "TRACE_SCHEMA", "TRACE_VERSION",
 ]
@@ -72,9 +79,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from ._torch.inductor_config import default as inductor_default
     from ._torch.inductor_config import has_key as inductor_has_key
     from .model.contract import TRACE_SCHEMA, TRACE_VERSION
+    from .io.watch import watch_payload
     from .model.formatting import did_you_mean
+    from .model.notebook import in_notebook
     from .model.progress import COMPILE_STAGES, Cancelled, Display, Step, set_display
     from .pipeline.specs import tensor_specs
+    from .pipeline.toggles import mode_settings
     from .pipeline.toggles import resolve as resolve_toggles
     from .pipeline.toggles import toggle_names_for
     from .render.summary import compact_view

@@ -92,6 +92,22 @@ def _sweep_widget(view: Callable[[], Sweep]) -> Any:
     return SweepWidget(sweep, diff_of=_point_diffs(sweep))
 
 
+def _watch_widget(view: Callable[[], Any]) -> Any:
+    """The live watch view: a widget showing ``view()``'s report (a live ``Watch``), handed a new payload
+    each time the watch tells its listeners (a few times a second while the loop runs, once at its end)."""
+    from compiler.api import watch_payload
+    from widgets.watch_widget import WatchWidget
+
+    watch = view()
+
+    def follow(report: Any) -> None:
+        widget.show(watch_payload(report))
+
+    widget = WatchWidget(watch_payload(watch.report()), on_close=lambda: watch.remove_listener(follow))
+    watch.add_listener(follow)
+    return widget
+
+
 def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
     from widgets import render_sweep_html, write_sweep_html
 
@@ -104,11 +120,11 @@ def _write_sweep_html(sweep: Sweep, path: str | Path | None) -> Any:
 def show(c: Any, full: bool = False) -> Any:
     """The natural view of ``c``. In a notebook: the explorer widget (display it, or leave it as a cell's
     last expression); for a TraceSet, the rank and compile pickers over the explorer view of one
-    compilation; for a Sweep, its table over the view of the point picked; anything else as it renders
-    itself. In a terminal: printed, a
+    compilation; for a Sweep, its table over the view of the point picked; for a BisectResult, the view of
+    the compilation it blamed with the culprit's levels selectable; anything else as it renders itself. In a terminal: printed, a
     Compilation as its compact view (the whole tree with ``full=True``), anything else (a kernel, a
     graph, a report) as rich renders it; returns None."""
-    from compiler import Compilation, TraceSet
+    from compiler import BisectResult, Compilation, TraceSet
     from compiler.api import compact_view
 
     if not progress.in_notebook():
@@ -124,6 +140,8 @@ def show(c: Any, full: bool = False) -> Any:
         return _sweep_widget(lambda: c)
     if isinstance(c, Compilation):
         return _widget(c.trace_view)
+    if isinstance(c, BisectResult) and c.compilation is not None:  # the blamed compilation, the culprit selectable
+        return c.view()
     return c  # a kernel, a graph, a report: Jupyter shows its own HTML
 
 
@@ -145,7 +163,7 @@ from . import progress  # noqa: E402
 
 provide_views(widget=_widget, write_html=_write_html, traceset_widget=_traceset_widget,
               write_traceset_html=_write_traceset_html, sweep_widget=_sweep_widget, write_sweep_html=_write_sweep_html,
-              show=show)  # c.show(), c.to_html(), a notebook's widgets: imported by the model on first use
+              show=show, watch_widget=_watch_widget)  # c.show(), c.to_html(), a notebook's widgets: imported by the model on first use
 
 progress.auto_on()  # compiles, autotuning and profiles show where they are (explorer/progress.py)
 

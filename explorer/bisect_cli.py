@@ -1,7 +1,7 @@
 """``python -m explorer bisect SCRIPT``: ``explorer.bisect`` on a program a script defines, printed with rich.
 
 The script is run as ``python SCRIPT`` would run it (its folder first on the import path, under a name that is
-not ``__main__``, so a ``if __name__ == "__main__":`` block does not run) and must leave at module level:
+not ``__main__``, so an ``if __name__ == "__main__":`` block does not run) and must leave at module level:
 
 - ``fn``: the function or nn.Module to bisect (``--fn NAME`` for another name);
 - ``inputs``: its positional inputs, a tuple or list (one tensor is one input), or a function of no
@@ -23,10 +23,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _plain(text: str) -> str:
+    """A docstring as a terminal prints it: without reStructuredText's literal marks."""
+    return text.replace("``", "")
+
+
 def add_parser(sub: Any) -> None:
     """The ``bisect`` subcommand, on the subparsers of ``python -m explorer``."""
+    lines = _plain(__doc__).splitlines()
     bisect = sub.add_parser("bisect", help="what made a script's compiled function differ from eager (or slower)",
-                            description=__doc__.splitlines()[0], epilog="\n".join(__doc__.splitlines()[2:]),
+                            description=lines[0], epilog="\n".join(lines[2:]),
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     bisect.add_argument("script", help="a Python file defining fn and inputs at module level")
     bisect.add_argument("--fn", default="fn", metavar="NAME", help="the script's function or module (default: fn)")

@@ -18,6 +18,9 @@ table; ``--name`` keeps the Sweep.
 package (``explorer.export``): the view shows the exported program's stages, the C++ wrapper and the
 package's kernels; ``--dynamic`` makes dim 0 of every tensor input dynamic.
 
+``--mode reduce-overhead`` compiles with torch.compile's mode (there: CUDA graphs, each graph's partitions,
+skips and tree events in the view; docs/cudagraphs.md); flags and ``--config`` win over a mode's settings.
+
 ``%%watch [name]`` runs the cell as ordinary Python inside ``explorer.watch()`` (bound to ``name``, default
 ``w``, so the cell marks its steps) and shows what torch.compile did over them (docs/watch.md).
 
@@ -42,7 +45,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler import TOGGLES, CompileError, ToggleError, capture, capture_export
-from compiler.api import Cancelled, did_you_mean
+from compiler.api import Cancelled, did_you_mean, mode_settings, toggle_names_for
 
 from . import cell as cells
 from . import rerun, settings
@@ -84,7 +87,12 @@ def _parse_value(text: str) -> Any:
 
 
 def parse_config(args: Any) -> dict[str, Any]:
-    """Toggle flags and --config key=value pairs -> a config dict (UsageError when malformed or invalid)."""
+    """--mode, toggle flags and --config key=value pairs -> a config dict (UsageError when malformed or invalid);
+    a flag or --config wins over the mode's value of the same toggle."""
+    try:
+        mode = toggle_names_for(mode_settings(getattr(args, "mode", None)))
+    except ToggleError as error:
+        raise UsageError(f"--mode: {error}") from None
     config: dict[str, Any] = {}
     for flag, (name, value) in toggle_flags().items():
         if getattr(args, _dest(flag)):
@@ -94,6 +102,9 @@ def parse_config(args: Any) -> dict[str, Any]:
         if not sep or not key.strip():
             raise UsageError(f"--config takes key=value (for example --config triton.cudagraphs=false), got {pair!r}")
         config[key.strip()] = _parse_value(value)
+    given = set(config) | {TOGGLES[name].key for name in config if name in TOGGLES}
+    config = {**{name: value for name, value in mode.items()
+                 if name not in given and (name not in TOGGLES or TOGGLES[name].key not in given)}, **config}
     try:
         settings.normalize(config)
     except ToggleError as error:
@@ -154,6 +165,9 @@ def _compile_args(fn: Any) -> Any:
         argument("--config", action="append", metavar="KEY=VALUE",
                  help="Any toggle or raw Inductor key, e.g. --config triton.cudagraphs=false (repeatable)."),
         argument("--dynamic", action="store_true", help="Compile with dynamic shapes."),
+        argument("--mode", default=None, metavar="MODE",
+                 help="torch.compile's mode: reduce-overhead (CUDA graphs), max-autotune, ... (its Inductor "
+                      "settings; the toggle flags and --config win over them)."),
         argument("--export", action="store_true",
                  help="torch.export the cell and compile it with AOTInductor into a .pt2 package (explorer.export)."),
         argument("--name", default=None, help="Also keep the Compilation in the notebook under NAME."),

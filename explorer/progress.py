@@ -13,9 +13,9 @@ import time
 import uuid
 from typing import Any, Callable
 
-from compiler.api import Cancelled, Display, Step, set_display
+from compiler.api import Cancelled, Display, Step, in_notebook, set_display
 
-__all__ = ["Cancelled", "off", "auto_on", "NotebookBar", "TerminalBar"]
+__all__ = ["Cancelled", "off", "auto_on", "in_notebook", "NotebookBar", "TerminalBar"]
 
 DELAY_S = 0.5  # nothing is shown for work that ends sooner
 REFRESH_S = 0.1  # at most this often, unless the stage changed
@@ -118,12 +118,6 @@ class TerminalBar:
         # less than a tick would otherwise never be seen
         self.progress.update(self.task_id, completed=_fraction(step) or 0.0, description=describe(step, seconds=False),
                              refresh=True)
-
-
-def in_notebook() -> bool:
-    """Running inside a Jupyter kernel (where views are widgets), not a terminal."""
-    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def auto(task: str) -> Display | None:

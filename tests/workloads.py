@@ -95,6 +95,25 @@ def bf16_cancellation(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     h = x @ w
     big = h.bfloat16() * 1000
     return (big + 1) - big
+
+
+def bf16_rounding_amplified(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """bfloat16 rounding a matmul amplifies. The pointwise kernel of ``h`` keeps float32 between its two
+    ops where eager rounds after each: within tolerance. The matmul sums that rounding over 64 products,
+    and where its outputs cancel to near zero the sum leaves tolerance, though the matmul adds no error
+    of its own."""
+    h = x * 1.1 + 0.7
+    return h, h @ w
+
+
+def bf16_amplified_then_cancelled(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """bf16_rounding_amplified, then a kernel whose own error leaves tolerance (it cancels as
+    bf16_cancellation does)."""
+    h, y = bf16_rounding_amplified(x, w)
+    big = y * 1000
+    return h, y, (big + 1) - big
+
+
 def embedding_lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """Indirect indexing: Inductor checks every index against the table's size inside the kernel."""
     return torch.nn.functional.embedding(ids, table) * 2
@@ -229,3 +248,30 @@ def rmsnorm_gate_cumsum(x, weight):
     normed = x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * weight
     gate, up = normed.chunk(2, dim=-1)
     return torch.cumsum(torch.nn.functional.silu(gate) * up, dim=-1)
+
+
+class DeepMLP(nn.Module):
+    """Eight Linear + ReLU layers: a launch-bound program at small batches, whole in one CUDA graph."""
+
+    def __init__(self, width: int = 256, depth: int = 8) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+def mutates_state(x: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+    """Writes into its input ``state``: CUDA graph trees run it without a CUDA graph."""
+    y = torch.relu(x) * 2
+    state.add_(1)
+    return y + state
+
+
+def cpu_scalar(x: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A GPU computation beside one on a 0-dim CPU tensor: graph partitions leave the CPU op out."""
+    y = x * 2 + 1
+    t = s * 3
+    return y, t

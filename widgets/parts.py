@@ -7,6 +7,9 @@ embeds them compressed and decodes them on demand: one path for both.
 
 Part keys (``g0`` is a graph id):
 
+The summary also carries a view's ``culprits`` (compiler/model/contract.py ``CULPRITS``: the levels of a
+bisect's culprit, for a compilation shown from its ``BisectResult``), which is not a part.
+
 - ``sources`` and every other top-level key beyond the header (``profiles``, ``numerics``, ``dynamo``,
   ``export`` for an AOT compilation: the Export stage, which the summary announces with its counts)
 - ``g0/fx``, ``g0/post_grad``: ``{"code", "nodes"}`` (nodes trimmed to what views read)
@@ -16,7 +19,8 @@ Part keys (``g0`` is a graph id):
   embeds) lists the FX one only: views open on the FX stage, and the post-grad part has come with the
   provenance index by the time that stage is opened (a view asking for a missing outline reads the part)
 - ``g0/loop_ir`` (without bodies) and ``g0/loop_ir_bodies`` (``{name: body}``)
-- ``g0/fused``: ``{"fused", "not_fused"}``
+- ``g0/fused``: ``{"fused", "not_fused", "user_lines"}`` (``user_lines``: each group's count of the user's lines
+  its kernels compute, which tells the "what if" box whether a loop of one scheduler node can be cut at lines)
 - ``g0/kernels``: kernel records without their heavy fields, plus ``source_lines`` (the source's
   line count, a column of the kernels table); ``g0/kernel/<id>``: those fields (``source``, ``ir``)
 - ``g0/wrapper``, ``g0/autotune`` (a failed choice's infinite ``time_ms`` as ``"inf"``: parts are
@@ -34,8 +38,8 @@ import math
 import weakref
 from typing import Any, Iterator, Mapping
 
-from compiler.model.contract import (FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, collector_paused,
-                                     unpacked)
+from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION,
+                                     collector_paused, unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
@@ -50,6 +54,16 @@ OUTLINE_FIELDS = ("name", "op", "target", "shape", "dtype", "module", "inputs") 
 CODED_FIELDS = ("op", "target", "shape", "dtype", "module")
 _GRAPH_CONSUMED = set(GRAPH_HEADER_KEYS) | set(STAGE_PARTS) | {"not_fused", "loop_ir_bodies"}
 HEAVY_KERNEL_KEYS = ("source", "ir")
+
+
+def group_user_lines(graph: Mapping[str, Any]) -> dict[str, int]:
+    """Fused group name -> how many distinct user lines its kernels compute (``kernels[].user_lines``)."""
+    lines: dict[str, set[tuple[str, int]]] = {}
+    for kernel in graph.get("kernels") or []:
+        if kernel.get("group"):
+            found = lines.setdefault(kernel["group"], set())
+            found.update((str(line[0]), int(line[1])) for line in kernel.get("user_lines") or [])
+    return {group: len(found) for group, found in lines.items()}
 
 
 def _light_kernel(kernel: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,6 +200,8 @@ class TraceParts:
         compile_time = compile_time_parts.digest(self.trace.get("compile_time"))
         if compile_time is not None:
             out["compile_time"] = compile_time
+        if isinstance(self.trace.get(CULPRITS), list):
+            out[CULPRITS] = self.trace[CULPRITS]
         exported = self.trace.get("export")
         if isinstance(exported, Mapping):  # an AOT compilation: its Export stage's button and count
             out["export"] = {"inputs": len(exported.get("inputs") or []),
@@ -193,7 +209,7 @@ class TraceParts:
         return out
 
     def top_keys(self) -> list[str]:
-        return [k for k in self.trace if k not in HEADER_KEYS and k != "graphs"]
+        return [k for k in self.trace if k not in HEADER_KEYS and k not in ("graphs", CULPRITS)]
 
     def keys(self) -> Iterator[str]:
         """Every part key (the static export embeds them all)."""
@@ -215,7 +231,7 @@ class TraceParts:
             return self._make(key)
 
     def _make(self, key: str) -> Any:
-        if key in self.trace and key not in HEADER_KEYS and key != "graphs":
+        if key in self.trace and key not in HEADER_KEYS and key not in ("graphs", CULPRITS):
             value = self.trace[key]  # a lazily built record (the compile-time report) becomes its JSON now
             return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
         derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,
@@ -244,7 +260,8 @@ class TraceParts:
             "loop_ir_bodies": lambda: (unpacked(graph["loop_ir_bodies"], TraceError).get("bodies") or {}
                                        if "loop_ir_bodies" in graph
                                        else {n["name"]: n.get("body", "") for n in graph.get("loop_ir") or []}),
-            "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or []},
+            "fused": lambda: {"fused": graph.get("fused") or [], "not_fused": graph.get("not_fused") or [],
+                              "user_lines": group_user_lines(graph)},
             "kernels": lambda: [_light_kernel(kernel) for kernel in graph.get("kernels") or []],
             "wrapper": lambda: unpacked(graph.get("wrapper"), TraceError) or {"source": "", "kernel_lines": {}},
             "autotune": lambda: _autotune(graph.get("autotune") or []),

@@ -173,9 +173,14 @@ class ExplorerWidget(anywidget.AnyWidget):
     def select(self, kind: str, id: str, line: int | None = None) -> None:
         """Select an item of the current graph, as a click in the view would.
 
-        kind: fx | post_grad | loop_ir | fused | kernel | kernel_line | wrapper_line | user_line;
-        `line` is required for kernel_line (with the kernel id), wrapper_line and user_line (with the file).
-        """
+        kind: fx | post_grad | loop_ir | fused | kernel | kernel_line | wrapper_line | user_line | culprit;
+        `line` is required for kernel_line (with the kernel id), wrapper_line and user_line (with the file);
+        a culprit's id is the index of a level of the bisect's culprit (``BisectResult.view()``)."""
+        if kind == "culprit":
+            levels = self.summary.get("culprits") or []
+            if not str(id).isdigit() or int(id) >= len(levels):
+                raise ValueError(f"this view has {len(levels)} culprit levels (0 to {len(levels) - 1}); got {id!r}"
+                                 if levels else "this view shows no bisect's culprit: open it with r.view()")
         if kind in ("kernel_line", "wrapper_line", "user_line") and line is None:
             raise ValueError(f"Selecting a {kind} needs line=")
         sel: dict[str, Any] = {"kind": kind, "id": str(id)}

@@ -1,4 +1,4 @@
-"""Torch's warnings during a capture, kept on the compilation instead of printed.
+"""Torch's warnings during a capture (or a watch), kept on the compilation (the watch) instead of printed.
 
 Dynamo and Inductor speak through two channels: their loggers (``torch._dynamo``, ``torch._inductor``...,
 each with torch's own stderr handler; a ``.item()`` graph break logs a 14-line warning there) and
@@ -160,4 +160,13 @@ def _each_capture_warned() -> Iterator[None]:
 def kept(noted: Noted) -> Iterator[None]:
     """Torch's warnings inside the block go to ``noted(kind, where, message)`` and are not printed."""
     with _python_warnings_kept(noted), _logged_warnings_kept(noted), _each_capture_warned():
+        yield
+
+
+@contextlib.contextmanager
+def logged_kept(noted: Noted) -> Iterator[None]:
+    """Torch's logged warnings inside the block (a ``.item()`` graph break's) go to ``noted`` and are not
+    printed; Python warnings are shown as ever, when they happen: a watch wraps the user's whole loop, whose
+    own warnings must not wait for its end."""
+    with _logged_warnings_kept(noted), _each_capture_warned():
         yield

@@ -11,7 +11,10 @@ Its state is class attributes, module globals and files under a temporary direct
 ``bisected`` keeps every piece and puts it back on exit, also when ``fn`` raises: ``bisection_enabled``,
 ``in_process_cache`` (its directory removed), the ``BACKENDS`` lists (``do_bisect`` inserts ``pre_grad_graph``
 under a test config), the call counters, and torch 2.11/2.12's in-memory debug info (2.13 on keeps it in a
-file of that directory). What it prints is kept, not shown. ``only_backends`` narrows the search to some
+file of that directory). What it prints is kept, not shown: its module's ``print`` is shadowed for the search,
+never ``sys.stdout``, which a terminal's progress bar may be swapping at the same time (rich's live display
+puts back the stream it found when it started, so a redirection of ``sys.stdout`` that it found would stay the
+process's stdout once the bar ends). ``only_backends`` narrows the search to some
 backends for its length (a slowdown is bisected inside Inductor: the eager backends are slower by nature).
 
 A trial may run in another process (a sweep worker): ``state_files`` is the bisector's state as text files
@@ -24,6 +27,7 @@ in a dict or a file, a module-level or a class ``reset_counters``).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import io
 import os
@@ -156,6 +160,28 @@ def _state_kept(module: Any) -> Iterator[None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def _prints_kept(module: Any, printed: io.StringIO) -> Iterator[None]:
+    """What the bisector's module prints goes to ``printed``: a ``print`` of its own in its globals, which
+    name lookups find before the builtin; ``print(..., file=f)`` still writes to ``f``."""
+
+    def kept(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+        builtins.print(*values, sep=sep, end=end, file=printed if file is None else file, flush=flush)
+
+    before = module.__dict__.get("print", _MISSING)
+    module.print = kept
+    try:
+        yield
+    finally:
+        if before is _MISSING:
+            del module.print
+        else:
+            module.print = before
+
+
 def bisected(trial: Callable[[], bool], only_backends: tuple[str, ...] | None = None) -> tuple[Outcome | None, str]:
     """Run torch's bisector over ``trial`` (True: the program is good); its outcome and what it printed.
     ``only_backends``: the backends it goes through (in torch's order), the others left out for its length.
@@ -163,7 +189,7 @@ def bisected(trial: Callable[[], bool], only_backends: tuple[str, ...] | None = 
     here: ``do_bisect`` cleans up when its frame is freed, which a kept traceback would delay)."""
     module = _module()
     printed = io.StringIO()
-    with _state_kept(module), contextlib.redirect_stdout(printed):
+    with _state_kept(module), _prints_kept(module, printed):
         if only_backends is not None:
             for backend in [b for b in module.BACKENDS if b not in only_backends]:
                 del module.BACKENDS[backend]

@@ -9,9 +9,10 @@ import types
 import warnings
 from typing import Any, Callable, Iterator, Protocol
 
-from . import (autotune, benchmark_harness, combo_kernels, compile_events, compile_warnings, dynamo_codes, extern_calls,
-               fusion_log, fx_graph_cache, guard, inductor_config, kernel_lines, kernel_nodes, lowering_nodes,
-               module_frames, output_code, pad_mm_decisions, pattern_rewrites, scheduler_passes, wrapper_ir)
+from . import (autotune, benchmark_harness, combo_kernels, compile_events, compile_warnings, cudagraph_partitions,
+               dynamo_codes, extern_calls, fusion_log, fx_graph_cache, guard, inductor_config, kernel_lines,
+               kernel_nodes, lowering_nodes, module_frames, output_code, pad_mm_decisions, pattern_rewrites,
+               scheduler_passes, wrapper_ir)
 
 # Inductor settings every capture needs: caches off (a cache hit would skip codegen and hide every
 # stage) and kernel -> node provenance on.
@@ -87,6 +88,10 @@ class CaptureListener(Protocol):
     def on_pad_mm(self, decision: dict[str, Any]) -> None:
         """One shape-padding decision about a matmul, with its reason."""
 
+    def on_cudagraph_partitions(self, partitions: list[cudagraph_partitions.PartitionRecord]) -> None:
+        """The partitions the scheduler made of the graph (or subgraph) being scheduled: their nodes, which are
+        cudagraphable, and why the others are not (``triton.cudagraphs`` with ``graph_partition``)."""
+
     def on_wrapper_planned(self, wrapper: Any) -> None:
         """The wrapper codegen of a top-level graph once its lines and buffers are planned."""
 
@@ -161,4 +166,5 @@ def capture_hooks(listener: CaptureListener, *, settings: dict[str, Any], wrap: 
         stack.enter_context(module_frames.keep_nn_module_frames())
         stack.enter_context(combo_kernels.on_combo_kernel(wrap(listener.on_combo_kernel)))
         stack.enter_context(pad_mm_decisions.on_pad_mm(wrap(listener.on_pad_mm)))
+        stack.enter_context(cudagraph_partitions.on_partitions(wrap(listener.on_cudagraph_partitions)))
         yield

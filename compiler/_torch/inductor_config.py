@@ -14,6 +14,8 @@ from typing import Any, Iterator
 
 from torch._inductor import config as _config
 
+from ..model.formatting import did_you_mean
+
 
 def has_key(key: str) -> bool:
     return key in key_names()
@@ -34,8 +36,21 @@ def _all_keys() -> dict[str, Any]:
 def get(key: str) -> Any:
     """The current value of ``key``, read through the config module (sub-configs are attributes)."""
     if key not in key_names():
-        raise KeyError(f"Inductor has no config key {key!r}")
+        raise KeyError(f"Inductor has no config key {key!r}{did_you_mean(key, sorted(key_names()))}")
     return functools.reduce(getattr, key.split("."), _config)
+
+
+def mode_options(mode: str | None = None) -> dict[str, Any]:
+    """The Inductor settings torch.compile's ``mode`` turns on (``torch._inductor.list_mode_options``); every
+    mode's with ``mode=None``. Raises KeyError for a mode this torch does not know."""
+    from torch._inductor import list_mode_options
+
+    modes = list_mode_options()
+    if mode is None:
+        return dict(modes)
+    if mode not in modes:
+        raise KeyError(mode)
+    return dict(modes[mode])
 
 
 def default(key: str) -> Any:

@@ -6,7 +6,8 @@ Inductor's wrapper calls every generated kernel through a global of its loaded m
 up at call time. For the duration of a run (a profile, a numerics check) they are swapped for thin
 stand-ins that hand each call to an observer, and the graph's ``current_callable`` (what
 ``CompiledFxGraph.__call__`` runs with the graph's inputs) is wrapped the same way. Everything is put
-back on exit, also when a run raises.
+back on exit, also when a run raises. Under CUDA graphs (``mode="reduce-overhead"``) a replay runs none of
+the wrapper's Python, so while kernel globals are swapped each function runs without its CUDA graph.
 
 An observer is ``observe(label, invoke, args, kwargs) -> result`` and must return ``invoke()``'s result.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 from typing import Any, Callable, Iterator
+
+from . import cudagraph_tree
 
 Observer = Callable[[str, Callable[[], Any], tuple[Any, ...], dict[str, Any]], Any]
 
@@ -87,7 +90,9 @@ def observed_kernels(namespaces: list[tuple[dict[str, Any], dict[str, str]]], ob
                 original = namespace["extern_kernels"]
                 namespace["extern_kernels"] = _ObservedExterns(original, prefix, observe)
                 swapped.append((namespace, "extern_kernels", original))
-        yield len(swapped)
+        # a CUDA graph's replay runs no Python: the kernels observed must launch one by one (mode="reduce-overhead")
+        with cudagraph_tree.without_cuda_graphs() if swapped else contextlib.nullcontext():
+            yield len(swapped)
     finally:
         for namespace, name, original in reversed(swapped):
             namespace[name] = original

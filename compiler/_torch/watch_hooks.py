@@ -6,7 +6,8 @@ Calls: Dynamo installs the callable its backend returned (``OutputGraph.call_use
 a watch is active, ``counting_graphs`` wraps that callable in a counter: one integer added per call, and
 one call in ``sample_every`` timed with ``perf_counter`` (from the second on: a graph's
 first call also warms it up), so a watched loop stays within a few percent of
-an unwatched one (benchmarks/watch_cost.py). The method is put back on exit; the wrappers already made
+an unwatched one (benchmarks/watch_cost.py). A watch whose steps are the calls of the outermost compiled
+frame is also told as each call begins (``Sink.on_call``). The method is put back on exit; the wrappers already made
 stay in Dynamo's cache (it owns them) but do nothing besides calling the graph once no watch is active.
 Graphs compiled before the watch began are not wrapped, so their calls are not seen.
 
@@ -16,8 +17,9 @@ broke it. The record is emitted inside ``get_and_maybe_log_recompilation_reasons
 the guarded expression there (names, attributes, constant subscripts only: nothing is evaluated).
 
 Step marks: a TORCH_TRACE log has no steps. When the run writes one, ``log_step_mark`` adds a record
-(an ``artifact`` named ``STEP_MARK``) at the end of each step in which compiles began, naming them, so a
-log read back places each compile in its step. A step without compiles writes nothing.
+(an ``artifact`` named ``STEP_MARK``) at the end of each step in which compiles began, naming them and the
+rule that made the steps, so a log read back places each compile in its step. A step without compiles
+writes nothing.
 
 All are probed by feature (``hasattr``), never by version (torch 2.11 to 2.14).
 """
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..model.watch import STEP_MARK
-from . import guard, method_patch, structured_trace
+from . import guard, method_patch, optimizer_steps, structured_trace
 
 
 @dataclass
@@ -58,6 +60,8 @@ class Sink:
         self.graphs: dict[str, GraphCalls] = {}
         # when set: told (compile id, the GraphModule Dynamo compiled, the inputs) at a graph's first call
         self.on_first_call: Callable[[str, Any, tuple[Any, ...]], None] | None = None
+        # when set: told (frame id, compile id) as each call of a graph begins, before it is counted
+        self.on_call: Callable[[str, str], None] | None = None
         self.modules: dict[str, Any] = {}
 
     def graph(self, compile_id: str, function: str, filename: str | None, line: int | None) -> GraphCalls:
@@ -115,6 +119,7 @@ def counted(compiled: Any, compile_id: str, function: str, filename: str | None,
     """``compiled`` wrapped so that the active watch counts (and samples the time of) its calls."""
     perf_counter = time.perf_counter
     current: list[Any] = [None, None]  # the sink last counted into, and this graph's GraphCalls there
+    frame_id = compile_id.split("/")[0]  # "1/2": frame 1 (a code object), its second recompile
 
     def watched_graph(*args: Any, **kwargs: Any) -> Any:
         if not _active:
@@ -122,6 +127,13 @@ def counted(compiled: Any, compile_id: str, function: str, filename: str | None,
         sink = _active[0]
         if current[0] is not sink:
             current[0], current[1] = sink, sink.graph(compile_id, function, filename, line)
+        on_call = sink.on_call
+        if on_call is not None:
+            try:
+                on_call(frame_id, compile_id)
+            except Exception:  # the watch's fault: reported, and the graph runs as ever
+                with guard.never_breaking(__name__):
+                    raise
         calls = current[1]
         calls.calls += 1
         if calls.calls == 1 and sink.on_first_call is not None:
@@ -179,8 +191,9 @@ def _writes_log(handler: logging.Handler) -> bool:
     return type(handler).__module__ != structured_trace.__name__ or getattr(handler, "stream", None) is not None
 
 
-def log_step_mark(step: int, compile_ids: list[str]) -> None:
-    """Record in the run's TORCH_TRACE log, if one is being written, that ``compile_ids`` began in ``step``."""
+def log_step_mark(step: int, compile_ids: list[str], rule: str) -> None:
+    """Record in the run's TORCH_TRACE log, if one is being written, that ``compile_ids`` began in ``step``
+    (``rule``: what made the steps, a ``StepRule`` value)."""
     with guard.never_breaking(__name__):
         if not any(_writes_log(h) for h in logging.getLogger(structured_trace.TRACE_LOGGER).handlers):
             return
@@ -188,7 +201,7 @@ def log_step_mark(step: int, compile_ids: list[str]) -> None:
 
         trace_structured = getattr(torch._logging, "trace_structured", None)
         if callable(trace_structured):
-            mark = json.dumps({"step": step, "compile_ids": compile_ids})
+            mark = json.dumps({"step": step, "compile_ids": compile_ids, "rule": rule})
             trace_structured("artifact", metadata_fn=lambda: {"name": STEP_MARK, "encoding": "json"},
                              payload_fn=lambda: mark)
 
@@ -205,6 +218,11 @@ def installed() -> dict[str, Any]:
         "trace_level": logging.getLogger("torch.__trace").level,
         "callbacks": {k: list(v) for k, v in handler.items() if isinstance(v, list)},
         "active": list(_active),
+        "optimizer_step_hooks": optimizer_steps.global_hooks(),
+        # the handlers torch's warnings reach and their filters (a watch keeps those warnings for its notes)
+        "torch_log_handlers": {name: [(h, list(h.filters)) for h in logger.handlers]
+                               for name, logger in sorted(logging.Logger.manager.loggerDict.items())
+                               if isinstance(logger, logging.Logger) and name.startswith("torch") and logger.handlers},
         # the modules whose ``trace_structured`` is not torch's own (the trace filter rebinds them)
         "trace_structured": sorted(name for name, module in list(sys.modules.items())
                                    if _binds_other_trace_structured(module)),

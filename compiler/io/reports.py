@@ -22,6 +22,9 @@ def profile_to_json(p: Profile) -> dict[str, Any]:
                      "fraction": p.fraction.get(key, 0.0)} for key, ref in p.kernels.items()],
         "post_grad_ms": p.post_grad_ms, "fx_node_ms": p.fx_node_ms,
         "line_ms": [[file, line, ms] for (file, line), ms in p.line_ms.items()],
+        # what each line called included (a model's call site holds all of it): the views' totals
+        "line_total_ms": [[file, line, ms] for (file, line), ms in
+                          (p.line_total_ms.items() if p.compilation is not None else ())],
         "timeline": p.timeline, "notes": list(p.notes),
     }
 
@@ -48,14 +51,17 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-_BUFFER_FLOATS = ("max_abs", "max_rel", "mismatched", "rtol", "atol", "compiled_vs_float64", "eager_vs_float64")
+_BUFFER_FLOATS = ("max_abs", "max_rel", "mismatched", "rtol", "atol", "compiled_vs_float64", "eager_vs_float64",
+                  "local_max_abs", "local_max_rel", "local_mismatched")
+_ROW_FLOATS = ("max_abs", "max_rel", "mismatched", "compiled_vs_float64", "eager_vs_float64", "local_max_abs",
+               "local_max_rel", "local_mismatched")
 
 
 def numerics_to_json(r: NumericsReport) -> dict[str, Any]:
     def buffer(b: BufferCheck) -> dict[str, Any]:
         return {"buffer": b.buffer, "node": b.node, "call": b.call, "dtype": b.dtype, "shape": b.shape,
                 "compared": b.compared, "ok": b.ok, "nan": list(b.nan), "inf": list(b.inf), "note": b.note,
-                **{name: json_float(getattr(b, name)) for name in _BUFFER_FLOATS}}
+                "local_ok": b.local_ok, **{name: json_float(getattr(b, name)) for name in _BUFFER_FLOATS}}
 
     return {
         "reference": r.reference, "device": r.device, "rtol": r.rtol, "atol": r.atol,
@@ -64,9 +70,9 @@ def numerics_to_json(r: NumericsReport) -> dict[str, Any]:
         "fx_error": {g: {n: json_float(v) for n, v in m.items()} for g, m in r.fx_error.items()},
         "notes": r.notes, "edited": r.edited,
         "kernels": [{"key": row.key, "graph": row.graph, "kernel": row.kernel, "language": row.language,
-                     "calls": row.calls, "ok": row.ok, "max_abs": json_float(row.max_abs), "max_rel": json_float(row.max_rel),
-                     "mismatched": json_float(row.mismatched), "compiled_vs_float64": json_float(row.compiled_vs_float64),
-                     "eager_vs_float64": json_float(row.eager_vs_float64),
+                     "calls": row.calls, "ok": row.ok, "local_ok": row.local_ok,
+                     "divergence": row.divergence.value if row.divergence else None,
+                     **{name: json_float(getattr(row, name)) for name in _ROW_FLOATS},
                      "buffers": [buffer(b) for b in row.buffers]} for row in r.kernels.values()],
     }
 
@@ -76,7 +82,7 @@ def numerics_from_json(data: dict[str, Any]) -> NumericsReport:
         return BufferCheck(buffer=str(b["buffer"]), node=b.get("node"), call=int(b.get("call", 0)),
                            dtype=str(b.get("dtype", "")), shape=list(b.get("shape", [])),
                            compared=bool(b.get("compared")), ok=b.get("ok"), nan=tuple(b.get("nan", (0, 0))),
-                           inf=tuple(b.get("inf", (0, 0))), note=str(b.get("note", "")),
+                           inf=tuple(b.get("inf", (0, 0))), note=str(b.get("note", "")), local_ok=b.get("local_ok"),
                            **{name: _float(b.get(name)) for name in _BUFFER_FLOATS})
 
     rows = {k["key"]: KernelNumerics(k["key"], k["graph"], k["kernel"], k.get("language", ""), int(k.get("calls", 0)),

@@ -22,6 +22,7 @@ from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCa
                             Wrapper)
 from ..model.wrapper_fx import WrapperFx, WrapperFxNode
 from . import compile_time as compile_time_json
+from . import cudagraphs as cudagraphs_json
 from . import dynamo as dynamo_json
 from . import export as export_json
 from . import sympy_text as sympy_io
@@ -126,6 +127,7 @@ _GRAPH_FIELDS: dict[str, Callable[[GraphCapture], Any]] = {
     "features": lambda g: [_feature(f) for f in g.features],
     "compile_id": lambda g: g.compile_id,
     "memory": lambda g: timeline_to_json(g.memory) if g.memory is not None else None,
+    "cudagraphs": lambda g: cudagraphs_json.to_json(g.cudagraphs) if g.cudagraphs is not None else None,
 }
 
 
@@ -143,8 +145,11 @@ _RAW_IR_GRAPH_FIELDS = {**_PACKED_GRAPH_FIELDS,
 
 
 # What the warm-capture store keeps of a graph: a sweep worker's form, with nothing built that was not built yet.
+# A run's CUDA graph events are the run's, not the graph's: a graph served warm starts without them.
 _STORED_GRAPH_FIELDS = {**_RAW_IR_GRAPH_FIELDS,
-                        "wrapper": lambda g: packed(_wrapper(g.wrapper, build_fx=False), WRAPPER_PACKED_KEYS)}
+                        "wrapper": lambda g: packed(_wrapper(g.wrapper, build_fx=False), WRAPPER_PACKED_KEYS),
+                        "cudagraphs": lambda g: (cudagraphs_json.to_json(g.cudagraphs, events=False)
+                                                 if g.cudagraphs is not None else None)}
 
 
 def _graph(g: GraphCapture, packed_parts: bool = False, raw_irs: bool = False,
@@ -289,6 +294,8 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         out["compile_time"] = compile_time
     if c.notes:
         out["notes"] = [to_dict(n) for n in c.notes]
+    if c.cudagraph_times:
+        out["cudagraph_times"] = [cudagraphs_json.time_to_json(t) for t in c.cudagraph_times]
     return out
 
 
@@ -326,6 +333,7 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
             export=export_json.from_json(data.get("export")),
             compile_time_report=compile_time_json.from_json(data.get("compile_time")),
             notes=[from_dict(Note, n) for n in data.get("notes") or []],
+            cudagraph_times=[cudagraphs_json.time_from_json(t) for t in data.get("cudagraph_times") or []],
         )
     except TraceFormatError:
         raise
@@ -408,6 +416,7 @@ def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
         timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
         features=[_load_feature(f) for f in g.get("features", [])],
         memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
+        cudagraphs=cudagraphs_json.from_json(g.get("cudagraphs")),
     )
 
 

@@ -4,8 +4,11 @@
 subsystem of that backend (a pass family, lowerings, decompositions, cudagraphs, or a config change) and the
 n-th application of it that breaks the program with what torch says that application is (all from torch's
 ``CompilerBisector``), the config that avoids it when one does, then the fused group whose fusion changes the
-outputs, its kernel and the user's lines. Every trial the search ran is kept with its outcome. Plain data: the
-search is compiler/sweeps/bisect.py, the renderings compiler/render/bisect.py.
+outputs, its kernel and the user's lines; what the avoiding setting changes (``setting``: the kernels whose code
+changes, their nodes and lines, compiler/model/setting_changes.py). Every trial the search ran is kept with its
+outcome. ``levels()`` says what each level names in the compilation's views, which ``view()`` / ``to_html()`` show
+with the culprit selectable. Plain data: the search is compiler/sweeps/bisect.py, the renderings
+compiler/render/bisect.py.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import progress, slots
+from .contract import CULPRITS
 from .formatting import where
 from .slots import Rendered
 
@@ -48,6 +53,57 @@ class FusionCulprit:
 
 
 @dataclass
+class ChangedKernel:
+    """A kernel of the program as configured whose code the avoiding setting changes (setting_changes.py)."""
+
+    graph: str  # graph id, "g0"
+    kernel: str  # its id as configured
+    becomes: list[str]  # with the setting: the kernels computing those nodes (or its pair)
+    fx_nodes: list[str]  # the Dynamo FX nodes the setting changes in it
+    post_grad_nodes: list[str]  # their post-grad nodes in this kernel (as configured)
+    user_lines: list[tuple[str, int]] = field(default_factory=list)
+    how: str = ""  # "lowered differently" | "generated differently" | "its code changed"
+
+
+@dataclass
+class SettingCulprit:
+    """Where the setting that avoids the culprit acts: the program captured with it and without, kernels
+    paired by their nodes, and the kernels whose code changes with the nodes and lines that change."""
+
+    settings: dict[str, Any]
+    kernels: list[ChangedKernel] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def user_lines(self) -> list[tuple[str, int]]:
+        return sorted({line for k in self.kernels for line in k.user_lines})
+
+
+@dataclass
+class CulpritLevel:
+    """One level of the culprit, and what it names in the compilation's views: selecting it there lights
+    these nodes, kernels and lines of ``graph``."""
+
+    level: str  # "backend", "config change", "avoided by", "it changes", "fused group", "kernel", "lines"...
+    what: str
+    graph: str | None = None
+    fx: list[str] = field(default_factory=list)
+    post_grad: list[str] = field(default_factory=list)
+    fused: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+    user_lines: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def linked(self) -> bool:
+        return bool(self.graph and (self.fx or self.post_grad or self.fused or self.kernels or self.user_lines))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "what": self.what, "graph": self.graph, "fx": list(self.fx),
+                "post_grad": list(self.post_grad), "fused": list(self.fused), "kernels": list(self.kernels),
+                "user_lines": [[str(file), int(line)] for file, line in self.user_lines]}
+
+
+@dataclass
 class BisectResult(Rendered):
     """What ``explorer.bisect`` found. ``status``: ``diverges`` (a culprit, at as many levels as were found),
     ``matches`` (nothing to bisect: ``error`` and ``tolerance`` say by how much), ``check raised`` (the user's
@@ -66,6 +122,7 @@ class BisectResult(Rendered):
     applied: str | None = None  # what torch says that application is: a pass name, a lowered node
     avoided_by: dict[str, Any] = field(default_factory=dict)  # Inductor config that makes the program match
     avoided_by_checked: bool = False  # a trial with ``avoided_by`` matched
+    setting: SettingCulprit | None = None  # what ``avoided_by`` changes in the program: kernels, nodes, lines
     fusion: FusionCulprit | None = None
     fusion_note: str = ""  # why the fusion level found nothing, or did not run
     kernels: list[str] = field(default_factory=list)  # kernel ids named at the deepest level reached
@@ -83,24 +140,74 @@ class BisectResult(Rendered):
 
     def culprit_lines(self) -> list[tuple[str, str]]:
         """(level, what it names) for each level reached, top down."""
-        rows: list[tuple[str, str]] = []
+        return [(level.level, level.what) for level in self.levels()]
+
+    def levels(self) -> list[CulpritLevel]:
+        """Each level reached, top down, with what it names in the compilation's views: its graph, FX and
+        post-grad nodes, fused group, kernels and the user's lines (empty where a level names none: the
+        backend)."""
+        rows: list[CulpritLevel] = []
+        setting = self._setting_links()
         if self.backend:
-            rows.append(("backend", self.backend))
+            rows.append(CulpritLevel("backend", self.backend))
         if self.subsystem:
             kind = {"config": "config change", "bisect": "subsystem"}.get(self.subsystem_kind or "", "subsystem")
-            rows.append((kind, self.subsystem))
+            rows.append(CulpritLevel(kind, self.subsystem, **(self._node_links() if self.subsystem == "lowerings"
+                                                               else setting)))
         if self.application is not None and self.subsystem_kind == "bisect":
-            rows.append(("application", f"#{self.application}" + (f": {self.applied}" if self.applied else "")))
+            rows.append(CulpritLevel("application", f"#{self.application}" + (f": {self.applied}" if self.applied else ""),
+                                     **(self._node_links() if self.subsystem == "lowerings" else setting)))
         if self.avoided_by:
             settings = ", ".join(f"{k}={v!r}" for k, v in self.avoided_by.items())
-            rows.append(("avoided by", settings + (" (checked)" if self.avoided_by_checked else "")))
+            rows.append(CulpritLevel("avoided by", settings + (" (checked)" if self.avoided_by_checked else ""),
+                                     **setting))
+        for changed in self.setting.kernels if self.setting is not None else []:
+            becomes = f"; with it: {', '.join(changed.becomes)}" if changed.becomes else ""
+            rows.append(CulpritLevel("it changes", f"{changed.kernel}: {', '.join(changed.fx_nodes)} {changed.how}"
+                                     f"{becomes}", changed.graph, changed.fx_nodes, changed.post_grad_nodes, [],
+                                     [changed.kernel], changed.user_lines))
         if self.fusion is not None:
-            rows.append(("fused group", f"{self.fusion.graph} {self.fusion.group} ({', '.join(self.fusion.nodes)})"))
+            f = self.fusion
+            rows.append(CulpritLevel("fused group", f"{f.graph} {f.group} ({', '.join(f.nodes)})", f.graph,
+                                     post_grad=f.nodes, fused=[f.group], kernels=f.kernels, user_lines=f.user_lines))
+        graph = self._deepest_graph(setting)
         if self.kernels:
-            rows.append(("kernel", ", ".join(self.kernels)))
+            rows.append(CulpritLevel("kernel", ", ".join(self.kernels), graph, kernels=list(self.kernels)))
         if self.user_lines:
-            rows.append(("lines", ", ".join(where(line) for line in self.user_lines)))
+            rows.append(CulpritLevel("lines", ", ".join(where(line) for line in self.user_lines), graph,
+                                     user_lines=list(self.user_lines)))
         return rows
+
+    def _setting_links(self) -> dict[str, Any]:
+        """What the avoiding setting changes, in the first graph where it changes a kernel."""
+        changed = self.setting.kernels if self.setting is not None else []
+        if not changed:
+            return {}
+        graph = changed[0].graph
+        mine = [k for k in changed if k.graph == graph]
+        return {"graph": graph, "fx": sorted({n for k in mine for n in k.fx_nodes}),
+                "post_grad": sorted({n for k in mine for n in k.post_grad_nodes}), "kernels": [k.kernel for k in mine],
+                "user_lines": sorted({line for k in mine for line in k.user_lines})}
+
+    def _node_links(self) -> dict[str, Any]:
+        """A lowering culprit: the post-grad node torch lowered (``applied``), its kernels and lines."""
+        name = (self.applied or "").strip()
+        for graph in getattr(self.compilation, "graphs", []):
+            node = next((n for n in graph.post_grad.nodes if n.name == name), None)
+            if node is not None:
+                return {"graph": graph.id, "fx": list(node.fx), "post_grad": [name], "kernels": list(node.kernels),
+                        "user_lines": [tuple(node.user_line)] if node.user_line else []}
+        return {}
+
+    def _deepest_graph(self, setting: dict[str, Any]) -> str | None:
+        """The graph of ``kernels`` and ``user_lines``: the fused group's, the lowered node's or the setting's."""
+        if self.fusion is not None:
+            return self.fusion.graph
+        return self._node_links().get("graph") if self.subsystem == "lowerings" else setting.get("graph")
+
+    def culprit_links(self) -> list[dict[str, Any]]:
+        """The levels as the compilation's views read them (compiler/model/contract.py ``CULPRIT_KEYS``)."""
+        return [level.to_json() for level in self.levels()]
 
     def summary(self) -> str:
         if self.status != DIVERGES:
@@ -109,6 +216,31 @@ class BisectResult(Rendered):
 
     def __repr__(self) -> str:
         return f"<BisectResult {self.function}: {self.status}: {self.summary()}; {len(self.trials)} trials>"
+
+    def _blamed(self, what: str) -> Any:
+        if self.compilation is None:
+            raise ValueError(f"{what} shows the compilation the bisect blamed, and this result keeps none (the "
+                             "program matched, the bisect stopped before capturing it, or the capture failed)")
+        return self.compilation
+
+    def trace_view(self) -> dict[str, Any]:
+        """The blamed compilation's trace as views read it, with the culprit's levels (``culprits``,
+        compiler/model/contract.py): the view lists them, and selecting one lights what it names."""
+        return {**self._blamed("the view").trace_view(), CULPRITS: self.culprit_links()}
+
+    def view(self) -> Any:
+        """The explorer widget of the compilation the bisect blamed, the culprit's levels above its stages:
+        select one (or ``w.select("culprit", "2")``) and its nodes, kernels, kernel lines and your lines
+        light up in every stage."""
+        self._blamed("the view")
+        return slots.widget(self.trace_view)
+
+    def to_html(self, path: str | Path) -> Path:
+        """The same view as one self-contained HTML file."""
+        c = self._blamed("to_html")
+        with progress.task(f"export {self.function}"):
+            slots.complete_kernel_irs(c)
+            return Path(slots.write_html(self.trace_view(), path))
 
     def repro(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """A standalone script (torch only) that shows the failure: the graph reproducer of the culprit's graph

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from . import gc_pause, progress, slots
 from .compile_time import CompileCall, CompileTimeReport
 from .compile_time_build import build as build_compile_time
+from .cudagraphs import CudaGraphReport
 from .formatting import did_you_mean
 from .dynamo import DynamoStage
 from .export import ExportStage
@@ -90,6 +91,8 @@ class Compilation(Rendered):
     export: ExportStage | None = None  # an AOT compilation (explorer.export): the exported program and its package
     # what torch warned while compiling, and what the capture's hooks swallowed to let it go on (Note)
     notes: list[Note] = field(default_factory=list)
+    # every c.cudagraphs.measure(): a call with and without CUDA graphs (compiler/model/cudagraphs.py), oldest first
+    cudagraph_times: list[Any] = field(default_factory=list)
 
     # what runs the program: only in the process that compiled it, None in a loaded trace
     live: LiveHandles | None = field(default=None, repr=False, compare=False)
@@ -98,6 +101,8 @@ class Compilation(Rendered):
         from .timings import CompileTimings  # torch's nested timers, saying so in their repr
 
         self.timings = CompileTimings(self.timings)
+        for profile in self.profiles:
+            profile.compilation = self
         for graph in self.graphs:
             graph.library_files = self.library_files
             graph.compilation = self
@@ -105,6 +110,8 @@ class Compilation(Rendered):
                 kernel.graph = graph
             if graph.memory is not None:
                 graph.memory.graph = graph
+            if graph.cudagraphs is not None:
+                graph.cudagraphs.graph = graph
 
     @property
     def outputs(self) -> Any:
@@ -155,6 +162,13 @@ class Compilation(Rendered):
     def kernels(self) -> list[Any]:
         return [k for g in self.graphs for k in g.kernels]
 
+    @property
+    def cudagraphs(self) -> CudaGraphReport:
+        """What ``mode="reduce-overhead"`` (``triton.cudagraphs``) made of each graph: partitions captured or
+        not and why, skips linked to your line, the CUDA graph tree's events; ``.measure()`` times a call with
+        and without CUDA graphs, ``.what_if()`` compiles the program with a skip's cause removed."""
+        return CudaGraphReport(self)
+
     def graph(self, key: int | str) -> GraphCapture:
         for g in self.graphs:
             if key in (g.index, g.id):
@@ -194,6 +208,7 @@ class Compilation(Rendered):
         """Run the compiled function ``runs`` times under torch.profiler (after ``warmup`` runs) and
         attribute the time to kernels, nodes and source lines; the Profile is kept in ``profiles``."""
         result = slots.profile(self, runs=runs, warmup=warmup)
+        result.compilation = self
         self.profiles.append(result)
         return result
 
@@ -220,13 +235,16 @@ class Compilation(Rendered):
         """Hardware counters (Nsight Compute) of GPU kernels, Triton and extern (cuBLAS, cuDNN, attention)
         alike: per kernel the speed-of-light throughputs, bandwidths, occupancy, resources and what bounds
         it; per Triton kernel line the warp stalls by reason, rolled up to post-grad nodes, FX nodes and
-        your lines (an extern kernel's samples go whole to its nodes). ``kernels``: Kernel objects or ids
+        your lines (an extern kernel's samples go whole to its nodes); the profiles' node and line times of the
+        measured kernels are then split by those samples. ``kernels``: Kernel objects or ids
         (default: the ``top`` slowest of the newest profile, or the first ``top`` GPU kernels without one).
         Each kernel runs in a worker process under ``ncu`` on inputs of its real shapes (GPU with Nsight
         Compute); an extern call's device kernels are measured together. The CountersReport is kept in
         ``counter_reports``."""
         report = slots.counters(self, kernels=kernels, top=top)
         self.counter_reports.append(report)
+        for profile in self.profiles:  # the measured kernels now divide their time by their lines' samples
+            profile.respread()
         return report
 
     def repro(self, directory: str | Path, *, overwrite: bool = False) -> list[Path]:
@@ -254,16 +272,19 @@ class Compilation(Rendered):
         return slots.check_determinism(self, runs)
 
     def what_if(self, *, unfuse: Any = None, prevent: Any = None, fuse: Any = None, split: Any = None,
-                order: Any = None, graph: int | str | None = None, measure: bool = False) -> Any:
-        """The same program compiled again with exactly one fusion decision changed (docs/what-if.md):
-        ``unfuse=`` a fused group or kernel (its nodes as separate kernels), ``prevent=(a, b)`` two nodes kept
-        apart, ``fuse=(k1, k2)`` two kernels Inductor declined for a score reason (a legality reason is
-        refused), ``split=node`` a split reduction run unsplit (GPU: an unsplit one split), ``order=(a, b)`` kernel
-        ``a`` launched before kernel ``b`` where no data binds them. Returns a ``WhatIf`` holding ``.before``
-        (this compilation, unchanged), ``.after``, the kernel pairing, bytes per kernel, peak memory and a
-        verdict; ``measure=True`` (or ``.measure()``) adds times per kernel and line and numerics against eager."""
-        return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order, graph=graph,
-                             measure=measure)
+                order: Any = None, materialize: Any = None, graph: int | str | None = None,
+                measure: bool = False) -> Any:
+        """The same program compiled again with exactly one decision changed (docs/what-if.md): ``unfuse=`` a
+        fused group or kernel (its nodes as separate kernels; a kernel Inductor inlined into one loop is cut at
+        the user's lines), ``prevent=(a, b)`` two nodes kept apart, ``fuse=(k1, k2)`` two kernels Inductor
+        declined for a score reason (a legality reason is refused), ``split=node`` a split reduction run unsplit
+        (GPU: an unsplit one split), ``order=(a, b)`` kernel ``a`` launched before kernel ``b`` where no data binds
+        them, ``materialize=node`` (or a list) a value Inductor inlined into its users' loop stored to a buffer of
+        its own, in a kernel of its own. Returns a ``WhatIf`` holding ``.before`` (this compilation, unchanged),
+        ``.after``, the kernel pairing, bytes per kernel, peak memory and a verdict; ``measure=True`` (or
+        ``.measure()``) adds times per kernel and line and numerics against eager."""
+        return slots.what_if(self, unfuse=unfuse, prevent=prevent, fuse=fuse, split=split, order=order,
+                             materialize=materialize, graph=graph, measure=measure)
 
     def fusion_report(self, graph: int | str = 0, measure: bool = True, runs: int = 10,
                       workers: int | None = None) -> Any:

@@ -108,5 +108,22 @@ def merged(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def without(intervals: list[tuple[int, int]], taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``intervals`` (merged) less the parts ``taken`` (merged) covers."""
+    out: list[tuple[int, int]] = []
+    for start, end in intervals:
+        for s, e in taken:
+            if e <= start or s >= end:
+                continue
+            if s > start:
+                out.append((start, s))
+            start = max(start, e)
+            if start >= end:
+                break
+        if start < end:
+            out.append((start, end))
+    return out
+
+
 def overlap(intervals: list[tuple[int, int]], start: int, end: int) -> int:
     return sum(max(0, min(e, end) - max(s, start)) for s, e in intervals if s < end and e > start)

@@ -1,6 +1,7 @@
 """Nested spans of one call that compiled -> its subtree of Phases: each span a phase of its category
 (compiler/model/phases.py), the explorer's own time taken out of every torch phase it ran inside and
-shown as one ``explorer`` row, and an ``other`` child wherever children do not cover their parent.
+shown as one ``explorer`` row (or as the row of its own phase: a capture's ``startup``, a warm capture's
+``served``), and an ``other`` child wherever children do not cover their parent.
 """
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from .compile_time import CompileCall, Phase
-from .compile_time_events import Span, merged, nest, overlap, spans_of
-from .phases import category_of
+from .compile_time_events import Span, merged, nest, overlap, spans_of, without
+from .phases import category_of, hook_category
 
 
 class PhaseBuilder:
@@ -69,22 +70,43 @@ def call_phase(builder: PhaseBuilder, call: CompileCall) -> tuple[Phase, list[di
     wall = (call.end_ns - call.start_ns) / 1e9
     node = builder.phase(call.kind, wall, call.start_ns)
     node.children = [builder.convert(span, explorer, "other", None) for span in nest(spans)]
-    if explorer:
-        own = builder.phase("explorer", sum(e - s for s, e in explorer) / 1e9, explorer[0][0], category="explorer")
-        per_hook: dict[str, list[tuple[int, int]]] = {}
-        for name, start, end in call.hooks:
-            per_hook.setdefault(name, []).append((start, end))
-        for name, intervals in per_hook.items():
-            inside = merged((max(s, call.start_ns), min(e, call.end_ns)) for s, e in intervals if e > s)
-            seconds = sum(e - s for s, e in inside) / 1e9
-            if inside:
-                own.children.append(builder.phase(name, seconds, inside[0][0], category="explorer"))
-        own.children.sort(key=lambda p: -p.seconds)
-        builder.add_other(own, call.end_ns, "explorer")
-        _fit(own)
-        node.children.append(own)
+    node.children += own_rows(builder, call)
     builder.add_other(node, call.end_ns, "other")
     return node, instants
+
+
+def own_rows(builder: PhaseBuilder, call: CompileCall) -> list[Phase]:
+    """The explorer's own intervals of a call as one row per category (compiler/model/phases.py ``hooks``:
+    ``startup``, ``served``, else ``explorer``), each with a child per interval name. A second is in one row
+    only: an interval of a phase of its own is taken out of the ``explorer`` intervals around it (a served
+    graph's stages loaded while the stages are collected)."""
+    by_category: dict[str, list[tuple[str, int, int]]] = {}
+    for name, start, end in call.hooks:
+        start, end = max(start, call.start_ns), min(end, call.end_ns)
+        if end > start:
+            by_category.setdefault(hook_category(name), []).append((name, start, end))
+    own = {cat: [(s, e) for _, s, e in hooks if cat != "explorer"] for cat, hooks in by_category.items()}
+    theirs = merged(interval for cat, intervals in own.items() for interval in intervals)
+    rows = []
+    for category, hooks in by_category.items():
+        mine = merged((s, e) for _, s, e in hooks)
+        if category == "explorer":
+            mine = without(mine, theirs)
+        if not mine:
+            continue
+        row = builder.phase(category, sum(e - s for s, e in mine) / 1e9, mine[0][0], category=category)
+        per_hook: dict[str, list[tuple[int, int]]] = {}
+        for name, start, end in hooks:
+            per_hook.setdefault(name, []).append((start, end))
+        for name, intervals in per_hook.items():
+            inside = merged(intervals)
+            row.children.append(builder.phase(name, sum(e - s for s, e in inside) / 1e9, inside[0][0],
+                                              category=category))
+        row.children.sort(key=lambda p: -p.seconds)
+        builder.add_other(row, call.end_ns, category)
+        _fit(row)
+        rows.append(row)
+    return rows
 
 
 def _fit(phase: Phase) -> None:

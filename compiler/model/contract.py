@@ -15,7 +15,7 @@ import gc
 import json
 import zlib
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, TypedDict
 
 # --------------------------------------------------------------------------------- file kinds
 
@@ -128,14 +128,15 @@ def collector_paused() -> Iterator[None]:
 # Keys in an OPTIONAL_* set are left out when empty.
 
 TRACE_KEYS = ("schema", "version", "meta", "inputs", "outputs", "sources", "graphs", "profiles", "numerics",
-              "counters", "dynamo", "origin", "export", "library_files", "compile_time", "notes")
-OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time", "notes"})
+              "counters", "dynamo", "origin", "export", "library_files", "compile_time", "notes", "cudagraph_times")
+OPTIONAL_TRACE_KEYS = frozenset({"dynamo", "origin", "export", "library_files", "compile_time", "notes",
+                                 "cudagraph_times"})
 META_KEYS = ("function", "device", "device_name", "torch", "triton", "python", "created", "toggles",
              "inductor_overrides", "backward", "timings", "device_peaks")
 OPTIONAL_META_KEYS = frozenset({"device_peaks"})  # only for a GPU compiler/model/datasheet.py lists
 GRAPH_KEYS = ("id", "index", "kind", "dynamo_graph", "timings", "fx", "post_grad", "loop_ir", "fused", "not_fused",
-              "kernels", "wrapper", "autotune", "features", "compile_id", "memory")
-OPTIONAL_GRAPH_KEYS = frozenset({"features", "compile_id", "memory", "loop_ir_bodies"})
+              "kernels", "wrapper", "autotune", "features", "compile_id", "memory", "cudagraphs")
+OPTIONAL_GRAPH_KEYS = frozenset({"features", "compile_id", "memory", "loop_ir_bodies", "cudagraphs"})
 FX_STAGE_KEYS = ("code", "nodes")
 FX_NODE_KEYS_ALL = ("name", "op", "target", "args", "shape", "dtype", "inputs", "users", "user_line", "stack",
                     "module", "fx", "post_grad", "loop_ir", "kernels", "subgraph")
@@ -157,12 +158,99 @@ AUTOTUNE_KEYS = ("kernel", "choice", "time_ms", "chosen", "source")
 FEATURE_KEYS = ("system", "summary", "kernel", "lines", "nodes", "wrapper_lines", "detail")
 NOTE_KEYS = ("kind", "source", "message")
 
+
+# ------------------------------------------------------------------------ typed records
+# Records declared as TypedDicts, one comment per field: the key tuples are derived from them, and the
+# builders in compiler/io return them.
+
+class PartitionReasonRecord(TypedDict):
+    """Why one scheduler node keeps its partition out of CUDA graphs."""
+
+    node: str  # the scheduler (fused-group) node
+    reason: str  # Inductor's should_partition words: "cpu ops", "DeviceCopy ops", "Conditional ops", ...
+    op: str  # the op of the post-grad node it came from ("aten.mul.Tensor"); "" when unknown
+    post_grad: str  # that post-grad node; "" when unknown
+    kernels: list[str]  # the kernel ids computing it
+    line: list[Any] | None  # [file, line] of the user's code, or null
+
+
+class CudaGraphPartitionRecord(TypedDict):
+    """One partition of a graph: nodes run together, inside one CUDA graph or outside any."""
+
+    index: int  # its place among the graph's partitions, in launch order
+    captured: bool  # Inductor recorded it for a CUDA graph
+    replays: bool  # it replays from one: captured, and no skip of the graph or of it (derived, for views)
+    function: str | None  # the wrapper function recorded for it ("partition_0", "call"); null: inline in call
+    nodes: list[str]  # its scheduler (fused-group) nodes
+    kernels: list[str]  # kernel ids it launches, each once, by first launch
+    launches: list[str]  # its launches in wrapper order, a kernel called twice listed twice
+    post_grad_nodes: list[str]  # post-grad nodes it computes
+    reasons: list[PartitionReasonRecord]  # why not captured, per node (empty when captured)
+
+
+class CudaGraphSkipRecord(TypedDict):
+    """Why a whole graph (or one partition, at run time) runs without CUDA graphs."""
+
+    kind: str  # "mutated input", "cpu tensor", "incompatible op", "dynamic shape", "too many re-recordings", ...
+    message: str  # torch's reason, its stack trace left out
+    when: str  # "compile" (Inductor, while compiling) | "run" (the CUDA graph tree, at the first run)
+    node: str | None  # the post-grad node that caused it
+    inputs: list[str]  # the post-grad placeholders concerned (mutated inputs)
+    kernels: list[str]  # kernel ids computing that node
+    line: list[Any] | None  # [file, line] of the user's code that caused it, or null
+    partition: int | None  # the partition the tree gave up on; null: the graph whole
+
+
+class CudaGraphEventRecord(TypedDict):
+    """What the CUDA graph tree did with one of a graph's functions (consecutive replays merged)."""
+
+    kind: str  # "warm-up", "record", "re-record", "replay", "eager", "skip", "many shapes"
+    partition: int | None  # the partition function's index; null: the graph recorded whole
+    count: int  # how many times in a row
+    cuda_graph: int | None  # the tree's id of the CUDA graph recorded or replayed
+    reason: str  # a re-record's or skip's reason ("" otherwise)
+    pool_bytes: int | None  # the tree's memory pool after a recording
+    run: str  # what the explorer was running: "capture", "run", "profile", "measure"
+
+
+class CudaGraphsRecord(TypedDict):
+    """graphs[].cudagraphs: what triton.cudagraphs (mode="reduce-overhead") made of one graph."""
+
+    device: str  # the device the graph runs on
+    state: str  # "captured" | "partial" | "skipped" | "no GPU" (derived from the rest, for views)
+    partitions: list[CudaGraphPartitionRecord]
+    skip: CudaGraphSkipRecord | None  # why the graph runs without CUDA graphs, or null
+    events: list[CudaGraphEventRecord]  # seen while the explorer ran the program, oldest first
+    user_inputs: dict[str, int]  # post-grad placeholder -> position of the user's input it is
+    notes: list[str]  # what the capture could not tell
+
+
+class CudaGraphTimeRecord(TypedDict):
+    """cudagraph_times[]: one call of the program timed with and without its CUDA graphs."""
+
+    with_ms: float  # per call, replaying the CUDA graphs
+    without_ms: float  # per call, every kernel launched
+    saved_ms: float  # without_ms - with_ms (derived, for views)
+    calls: int  # calls per timed loop, at least
+    created: str  # when it was measured (UTC, ISO 8601)
+
+
+CUDAGRAPHS_KEYS = tuple(CudaGraphsRecord.__annotations__)
+CUDAGRAPH_PARTITION_KEYS = tuple(CudaGraphPartitionRecord.__annotations__)
+PARTITION_REASON_KEYS = tuple(PartitionReasonRecord.__annotations__)
+CUDAGRAPH_SKIP_KEYS = tuple(CudaGraphSkipRecord.__annotations__)
+CUDAGRAPH_EVENT_KEYS = tuple(CudaGraphEventRecord.__annotations__)
+CUDAGRAPH_TIME_KEYS = tuple(CudaGraphTimeRecord.__annotations__)
+
 # where each record sits in a trace (as SCHEMA.md names it) -> its keys
 RECORDS: dict[str, tuple[str, ...]] = {
     "": TRACE_KEYS, "meta": META_KEYS, "graphs[]": GRAPH_KEYS, "graphs[].fx": FX_STAGE_KEYS,
     "graphs[].fx.nodes[]": FX_NODE_KEYS_ALL, "graphs[].loop_ir[]": LOOP_IR_KEYS, "graphs[].fused[]": FUSED_KEYS,
     "graphs[].not_fused[]": NOT_FUSED_KEYS, "graphs[].kernels[]": KERNEL_KEYS, "graphs[].wrapper": WRAPPER_KEYS,
     "graphs[].autotune[]": AUTOTUNE_KEYS, "graphs[].features[]": FEATURE_KEYS, "notes[]": NOTE_KEYS,
+    "graphs[].cudagraphs": CUDAGRAPHS_KEYS, "graphs[].cudagraphs.partitions[]": CUDAGRAPH_PARTITION_KEYS,
+    "graphs[].cudagraphs.partitions[].reasons[]": PARTITION_REASON_KEYS, "graphs[].cudagraphs.skip": CUDAGRAPH_SKIP_KEYS,
+    "graphs[].cudagraphs.events[]": CUDAGRAPH_EVENT_KEYS, "cudagraph_times[]": CUDAGRAPH_TIME_KEYS,
 }
 
 # ------------------------------------------------------------------------- what the views read
@@ -171,8 +259,96 @@ RECORDS: dict[str, tuple[str, ...]] = {
 
 STAGES = ("export", "dynamo", "fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "memory", "autotune",
           "compile_time")
-SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line")
+# "culprit": a level of the bisect that blamed this compilation, ``id`` its index in the summary's culprits
+SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line", "wrapper_line", "user_line",
+                   "culprit")
+# A view of a compilation that ``explorer.bisect`` blamed (BisectResult.trace_view) carries, beside the trace
+# and never saved with it, ``culprits``: one record per level of the culprit, with what it names in ``graph``
+# (the summary passes them to the browser, where selecting one lights them all)
+CULPRITS = "culprits"
+CULPRIT_KEYS = ("level", "what", "graph", "fx", "post_grad", "fused", "kernels", "user_lines")
 FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "post_grad",
                 "kernels")
 PG_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "fx", "loop_ir",
                 "kernels")
+
+
+# ------------------------------------------------------------------------- the live watch view
+# What a WatchWidget receives (widgets/watch_widget.py), one trait per key of WatchPayload, built from a
+# watch report by compiler/io/watch.py and sent a few times a second while the loop runs.
+
+
+class WatchHeadline(TypedDict):
+    summary: str  # the report's one line: steps, compiles (recompiles), graph breaks (fired), frames
+    source: str  # what was watched: "a loop", "calls of train_step", or the TORCH_TRACE log read
+    error: str | None  # the exception that ended the loop ("ValueError: bad batch"), None when none did
+    sample_every: int  # one call in this many of each compiled graph was timed
+    step_rule: str  # how the steps were made, in words ("one per optimizer step() (SGD)"); "" when none did
+
+
+class WatchTimeline(TypedDict):
+    steps: int  # the steps closed so far
+    per_bar: int  # consecutive steps sharing one bar: 1 until the run has more steps than the view has bars
+    bars: list[list[float]]  # one per bar: [first step, last step, mean ms, slowest ms]
+
+
+class WatchCompileEvent(TypedDict):
+    id: str  # the compile id: "0/1" is frame 0's first recompile
+    kind: Literal["compile", "recompile"]  # "recompile" when an earlier compile's guard failed
+    step: int | None  # the step it began in; None for a log no watch marked
+    function: str  # the compiled function
+    reason: str  # Dynamo's first recompile reason, one line ("" for a first compile)
+    guard: str | None  # the failed guard's code as the earlier compile installed it (a recompile), else None
+    file: str | None  # the user file of the failed guard (a recompile), else of the function
+    line: int | None  # the line in ``file``
+    value: str | None  # the value that broke the guard, when known
+    seconds: float  # Dynamo's compile time of the frame
+    cache: dict[str, str]  # "fx_graph" / "aotautograd" -> "hit", "miss" or "bypass"
+    skipped: str  # why Dynamo gave up on the frame and ran it eagerly; "" when it compiled
+
+
+class WatchBreakEvent(TypedDict):
+    id: str  # "break N", N its place among the run's distinct breaks
+    kind: Literal["break"]  # a graph break
+    step: int | None  # the step of the first compile that hit it
+    function: str  # the function it happened in
+    reason: str  # Dynamo's reason for the break
+    guard: None  # a break has no guard (the key keeps every event's fields alike)
+    file: str | None  # the user file of the break
+    line: int | None  # its line
+    value: None  # a break has no value
+    count: int  # how often it fired: the calls of the graph before it (a log: the compiles that hit it)
+    compiles: list[str]  # the compile ids whose tracing hit it
+
+
+class WatchFrameRow(TypedDict):
+    frame: str  # Dynamo's frame id, the N of compile ids "N/..."
+    function: str  # the frame's function
+    file: str | None  # where it is defined
+    line: int | None  # its first line
+    calls: int  # calls of its compiled graphs during the watch
+    ms: float | None  # estimated time in its graphs (sampled mean x calls); None when no call was timed
+    compiles: int  # its compiles, recompiles included
+    recompiles: int  # of which recompiles
+    breaks: int  # distinct graph breaks inside it
+    cudagraph_replays: int  # replays of its graphs' CUDA graphs (mode="reduce-overhead"); 0 without
+    cudagraph_skips: int  # functions of its graphs the CUDA graph tree gave up on
+
+
+class WatchCudaGraphEvent(TypedDict):
+    step: int  # the step it happened in
+    compile: str  # the compile id of the graph whose function it is ("0/1"); "" when the tree did not say
+    function: str  # the function the tree records: "call" (the graph whole) or "partition_N"
+    kind: Literal["warm-up", "record", "re-record", "replay", "eager", "skip", "many shapes"]  # what the tree did
+    mode: str  # "inference", "forward" or "backward" ("" when unknown)
+    count: int  # how many times in the step (replays and eager runs are counted, the rest one by one)
+    reason: str  # a re-record's failed invariant, a skip's or warning's message; "" otherwise
+
+
+class WatchPayload(TypedDict):
+    headline: WatchHeadline  # the summary line and what the watch was
+    timeline: WatchTimeline  # the step bars
+    events: list[WatchCompileEvent | WatchBreakEvent]  # compiles in order, then the distinct breaks
+    frames: list[WatchFrameRow]  # one row per compiled frame
+    cudagraphs: list[WatchCudaGraphEvent]  # the CUDA graph tree's events per step, oldest first; [] without
+    active: bool  # the loop was still running when the payload was made

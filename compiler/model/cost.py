@@ -17,6 +17,9 @@ import math
 import re
 from typing import Any, Mapping
 
+from .datasheet import lookup
+from .provenance import VIEW_OPS
+
 _MATMULS = {"aten.mm.default": "mm", "aten.addmm.default": "addmm", "aten.bmm.default": "bmm",
             "aten.baddbmm.default": "baddbmm"}
 _DTYPE_BYTES = {"torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "torch.float64": 8,
@@ -93,3 +96,86 @@ def main_dtype(kernel: Any, graph: Any) -> str:
         return "float32"
     node = graph.post_grad.node(kernel.post_grad_nodes[0])
     return (node.dtype or "torch.float32").replace("torch.", "")
+
+
+# ---- what one node costs on its own: the weight a kernel's time is split by over the nodes it computes
+#
+# cost = bytes + FLOPs / balance. Bytes: the node's output and every tensor it reads, as if it ran alone
+# (eagerly); FLOPs: 2*M*N*K for a matmul, 2*out*Cin*kh*kw (per group) for a convolution, the two products
+# of an attention, one per output element for anything else. A view or free op (reshape, permute, getitem,
+# size) costs nothing. ``balance`` is the device's FLOPs per byte (its peak rate over its bandwidth), which
+# puts a matmul and the pointwise work fused around it on one scale.
+
+DEFAULT_GPU_BALANCE = 200.0  # FLOP/byte of a GPU the datasheet does not list (an H200 in bf16: 206)
+CPU_BALANCE = 10.0  # FLOP/byte of a CPU: a few cores' vector units over their memory bandwidth
+_LINEARS = {"mm", "bmm", "matmul", "__matmul__", "linear"}  # the first matrix is their first input
+_ADD_LINEARS = {"addmm", "baddbmm"}  # the first matrix is their second input
+_CONVOLUTIONS = {"convolution", "conv1d", "conv2d", "conv3d", "_convolution"}
+_FREE = {"getitem", "size", "dim", "numel", "stride", "sym_size", "sym_stride", "sym_numel"}
+
+
+def balance(device_name: str, dtype: str) -> float:
+    """FLOPs per byte of the device the nodes ran on (datasheet), for ``node_cost``."""
+    if not device_name or device_name.lower().startswith("cpu"):
+        return CPU_BALANCE
+    row = lookup(device_name)
+    if row is None:
+        return DEFAULT_GPU_BALANCE
+    _, bandwidth, flops = row
+    return flops.get(dtype.replace("torch.", ""), flops["float32"]) / bandwidth
+
+
+def _op_name(node: Any) -> str:
+    """The op's own name: ``aten.mm.default`` -> ``mm``, ``torch.nn.functional.linear`` -> ``linear``,
+    a method call's name as it is."""
+    parts = str(node.target).split(".")
+    if parts[0] == "aten" and len(parts) >= 2:
+        return parts[1]
+    return parts[-1]
+
+
+def is_free(node: Any) -> bool:
+    """A view or an op that moves no data: it costs nothing, whatever graph it is in."""
+    name = _op_name(node)
+    return node.op in ("placeholder", "get_attr", "output") or name in _FREE or name in VIEW_OPS
+
+
+def node_flops(node: Any, nodes: Mapping[str, Any]) -> float:
+    """FLOPs of one FX or post-grad node from its shapes (see the rule above)."""
+    name = _op_name(node)
+    out = _numel(node.shape)
+    inputs = [nodes[i] for i in node.inputs if i in nodes]
+    if name in _LINEARS | _ADD_LINEARS:
+        first = inputs[1] if name in _ADD_LINEARS and len(inputs) >= 3 else inputs[0] if inputs else None
+        k = _numel(list(first.shape or [0])[-1:]) if first is not None and first.shape else 0
+        return 2.0 * out * k
+    if name in _CONVOLUTIONS and len(inputs) >= 2 and inputs[1].shape:
+        weight = inputs[1].shape
+        return 2.0 * out * (_numel(weight) / max(1, _numel(weight[:1])))
+    if "scaled_dot_product" in name and len(inputs) >= 3 and inputs[0].shape and inputs[1].shape:
+        query, keys = inputs[0].shape, inputs[1].shape
+        rows, width = _numel(query[:-1]), _numel(query[-1:])
+        return 2.0 * rows * _numel(keys[-2:-1]) * (width + _numel(list(inputs[2].shape or [0])[-1:]))
+    return float(out)
+
+
+def node_cost(node: Any, nodes: Mapping[str, Any], flops_per_byte: float) -> float:
+    """What ``node`` costs on its own (bytes + FLOPs / ``flops_per_byte``); 0 for a view or free op.
+    ``nodes``: the node's graph stage by name (its inputs' shapes)."""
+    if is_free(node):
+        return 0.0
+    read = sum(_nbytes(nodes[i]) for i in dict.fromkeys(node.inputs) if i in nodes and nodes[i].shape is not None)
+    return _nbytes(node) + read + node_flops(node, nodes) / flops_per_byte
+
+
+def split_by_cost(names: list[str], nodes: Mapping[str, Any], flops_per_byte: float) -> dict[str, float]:
+    """Each name's share (summing to 1) of a measure split over ``names`` by ``node_cost``: evenly over the
+    names that are not free when no cost is known, evenly over all when every one is free."""
+    if not names:
+        return {}
+    costs = {n: node_cost(nodes[n], nodes, flops_per_byte) if n in nodes else 0.0 for n in names}
+    total = sum(costs.values())
+    if total > 0:
+        return {n: c / total for n, c in costs.items()}
+    paying = [n for n in names if n not in nodes or not is_free(nodes[n])] or names
+    return {n: (1.0 / len(paying) if n in paying else 0.0) for n in names}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from . import slots
 from .provenance import computing_nodes
@@ -221,6 +221,23 @@ class CountersReport(Rendered):
                 f"{self.wall_s:.1f} s){rows}{failed}")
 
 
+def node_samples(counters: KernelCounters, kernel: Any, pg_nodes: Mapping[str, Any]) -> dict[str, float]:
+    """One kernel's warp stall samples per post-grad node (rule: CountersReport): each of its source lines'
+    samples split over the nodes ``line_nodes`` links the line to (all of its nodes when none); an extern
+    kernel, which has no lines, gives them to the nodes it computes. ``pg_nodes``: its graph's by name."""
+    share: dict[str, float] = defaultdict(float)
+    for line in counters.lines:
+        linked = kernel.line_nodes.get(line.line, []) if line.file is None else []
+        names = [n for n in linked if n in pg_nodes] or [n for n in kernel.post_grad_nodes if n in pg_nodes]
+        for name in names:
+            share[name] += line.samples / len(names)
+    if not counters.lines and counters.samples:
+        names = [n for n in computing_nodes(kernel, pg_nodes) if n in pg_nodes]
+        for name in names:
+            share[name] += counters.samples / len(names)
+    return dict(share)
+
+
 def roll_up(report: CountersReport, graphs: Iterable[Any]) -> CountersReport:
     """Fill the report's node and user-line maps from its kernels' line samples (rule: CountersReport).
 
@@ -236,17 +253,7 @@ def roll_up(report: CountersReport, graphs: Iterable[Any]) -> CountersReport:
         kernel = graph.kernel(counters.kernel)
         pg_nodes = {n.name: n for n in graph.post_grad.nodes}
         fx_nodes = {n.name: n for n in graph.fx.nodes}
-        node_share: dict[str, float] = defaultdict(float)
-        for line in counters.lines:
-            linked = kernel.line_nodes.get(line.line, []) if line.file is None else []
-            names = [n for n in linked if n in pg_nodes] or [n for n in kernel.post_grad_nodes if n in pg_nodes]
-            for name in names:
-                node_share[name] += line.samples / len(names)
-        if not counters.lines and counters.samples:
-            names = [n for n in computing_nodes(kernel, pg_nodes) if n in pg_nodes]
-            for name in names:
-                node_share[name] += counters.samples / len(names)
-        for name, samples in node_share.items():
+        for name, samples in node_samples(counters, kernel, pg_nodes).items():
             post_grad[graph.id][name] += samples
             node = pg_nodes[name]
             origins = [n for n in node.fx if n in fx_nodes] or [n for n in kernel.fx_nodes if n in fx_nodes]

@@ -15,13 +15,21 @@ So a phase says two things about where its time is:
 
 ``timers`` name torch's timers each phase stands for: exact names, ``prefix*``, ``*suffix`` or
 ``*part*``; the report puts an event in the phase of the first exact name that matches, else the first
-prefix, suffix, then part (``category_of``). ``aliases`` are the other words the same phase goes by in
+prefix, suffix, then part (``category_of``). ``hooks`` name the explorer's own intervals (what a capture
+times of itself, not torch) each phase stands for; an interval no phase names is the explorer's
+(``hook_category``). ``aliases`` are the other words the same phase goes by in
 saved traces and progress steps (``tracing``, ``compile``, ``kernel compile``, ``collecting``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# the explorer's own intervals that are phases of their own (compiler/pipeline/capture.py records them)
+STARTING = "starting the capture"  # from the call to torch.compile: imports, settings, the cache store opened
+READING_STORE = "reading the store"  # a served graph's stored stages read
+LOADING_SERVED = "loading served stages"  # a served graph's stages made model objects, live parts attached
+RETRACING = "tracing the post-grad graph again"  # a served graph's post-grad GraphModule made again, when first read
 
 
 @dataclass(frozen=True)
@@ -34,11 +42,15 @@ class CompilePhase:
     flat: bool = True  # a category of c.compile_time.categories()
     part_of: str | None = None  # for a phase that is not flat: the category its time counts in
     aliases: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()  # the explorer's own intervals it stands for
 
 
 PHASES: tuple[CompilePhase, ...] = (
     CompilePhase("total", "total", "the whole call that compiled: compiling, running the compiled code once and "
                  "the explorer's own work", flat=False),
+    CompilePhase("startup", "starting", "before torch.compile runs: torch's compiler imported (the first capture "
+                 "of a process pays it), the settings checked and the explorer's cache store opened", inside="total",
+                 hooks=(STARTING,)),
     # c.timings' dynamo is bytecode_tracing alone, which ends before the backend compile starts
     CompilePhase("dynamo", "Dynamo", "Dynamo tracing the bytecode into graphs and building their guards",
                  ("dynamo", "entire_frame_compile", "bytecode_tracing", "build_guards", "gc",
@@ -79,6 +91,9 @@ PHASES: tuple[CompilePhase, ...] = (
                   "*_template_autotuning", "*_template_precompiling"), inside="inductor", aliases=("autotuning",)),
     CompilePhase("cache", "caches", "Inductor's and AOTAutograd's caches looked up and written",
                  ("TritonBundler.*", "*cache*"), inside="backend"),
+    CompilePhase("served", "served by a warm capture", "a warm capture's own work for the graphs a cache served: "
+                 "their stages read from the explorer's store and loaded, and their post-grad GraphModule traced "
+                 "again when first read", inside="total", hooks=(READING_STORE, LOADING_SERVED, RETRACING)),
     CompilePhase("run", "running", "the compiled code run (after a graph break, Dynamo traces on)", inside="total",
                  flat=False, part_of="other"),
     CompilePhase("backward", "backward", "the backward graph compiled, on the first backward call", inside="total",
@@ -137,6 +152,14 @@ def _category_by_kind() -> tuple[dict[str, str], list[tuple[str, str]], list[tup
 
 
 _EXACT, _PREFIXES, _SUFFIXES, _PARTS = _category_by_kind()
+
+
+_HOOKS = {hook: phase.name for phase in PHASES for hook in phase.hooks}
+
+
+def hook_category(hook: str) -> str:
+    """The report category of one of the explorer's own intervals: its phase's, else ``explorer``."""
+    return _HOOKS.get(hook, "explorer")
 
 
 def category_of(timer: str) -> str | None:

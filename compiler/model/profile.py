@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import slots
+from . import attribution, slots
+from .lines import SOURCE, CallNode, check_depth
 from .slots import Rendered
 
 
@@ -50,6 +51,8 @@ class Profile(Rendered):
     _trace: Any = field(default=None, repr=False, compare=False)  # the live torch.profiler result
     # a live GPU profile: each CUDA activity's correlation id -> the key it was attributed to
     _gpu_kernel_keys: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+    # the Compilation it measured (set when it joins ``c.profiles``): what lines at other depths are read from
+    compilation: Any = field(default=None, repr=False, compare=False)
 
     @property
     def fraction(self) -> dict[str, float]:
@@ -77,6 +80,44 @@ class Profile(Rendered):
 
     def top_lines(self, n: int = 10) -> list[tuple[tuple[str, int], float]]:
         return sorted(self.line_ms.items(), key=lambda kv: -kv[1])[:n]
+
+    def lines(self, depth: str = SOURCE) -> dict[Any, float]:
+        """Time per run on each line at ``depth`` (compiler/model/lines.py): ``"source"`` (``line_ms``: your
+        code, or a library model's own source), ``"user"`` (your own code only: a library model's call site),
+        a package (``"transformers"``), or ``"module"`` (nn.Module path -> ms). Largest first."""
+        c = self._measured()
+        check_depth(depth, c.library_files)
+        times = attribution.spread(c, self._kernel_times()).by_depth(depth, c.library_files)
+        return dict(sorted(times.items(), key=lambda kv: -kv[1]))
+
+    def call_tree(self) -> list[CallNode]:
+        """The lines that called each op, as a tree with each line's time below it (``total_ms``) and in what it
+        traced itself (``self_ms``): your call site at the root, a library model's lines below it."""
+        c = self._measured()
+        return attribution.spread(c, self._kernel_times()).tree(c.library_files)
+
+    @property
+    def line_total_ms(self) -> dict[tuple[str, int], float]:
+        """Each line's time including everything it called: your call site of a model holds all of it."""
+        c = self._measured()
+        return attribution.spread(c, self._kernel_times()).line_totals(c.library_files)
+
+    def respread(self) -> None:
+        """Spread the kernels' times over nodes and lines again (``post_grad_ms``, ``fx_node_ms``, ``line_ms``):
+        the compilation's hardware counters, taken after the profile, now say how each kernel divides."""
+        c = self._measured()
+        spread = attribution.spread(c, self._kernel_times())
+        self.post_grad_ms, self.fx_node_ms = spread.post_grad_ms, spread.fx_node_ms
+        self.line_ms = spread.by_depth(SOURCE, c.library_files)
+
+    def _kernel_times(self) -> dict[tuple[str, str], float]:
+        return {(ref.graph, ref.kernel): self.kernel_ms.get(key, 0.0) for key, ref in self.kernels.items()}
+
+    def _measured(self) -> Any:
+        if self.compilation is None:
+            raise ValueError("this profile is not in a compilation's profiles, so it has no nodes to read lines "
+                             "from: take it with c.profile(), or read c.profiles[-1]")
+        return self.compilation
 
     def export_chrome_trace(self, path: str | Path) -> Path:
         """A Chrome/Perfetto trace. Live: the profiler's full trace, kernel events named by explorer ids;

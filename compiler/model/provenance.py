@@ -34,7 +34,7 @@ _REASONS = {VIEW: "an alias of its input: computes nothing, each kernel that rea
             UNEXPLAINED: "claimed by several kernels for no known reason"}
 
 # ATen ops whose output aliases their input (their schema's return is a view), as post-grad graphs spell them
-_VIEW_OPS = frozenset({
+VIEW_OPS = frozenset({
     "alias", "as_strided", "chunk", "conj", "detach", "diagonal", "expand", "expand_as", "flatten", "imag",
     "lift_fresh", "movedim", "narrow", "permute", "positive", "real", "reshape", "_reshape_alias", "select", "slice",
     "split", "split_with_sizes", "squeeze", "t", "tensor_split", "transpose", "unbind", "unflatten", "unfold",
@@ -47,7 +47,7 @@ def is_view(node: FxNode) -> bool:
     if node.target in ("operator.getitem", "_operator.getitem"):
         return True
     parts = node.target.split(".")
-    return len(parts) >= 2 and parts[0] == "aten" and parts[1] in _VIEW_OPS
+    return len(parts) >= 2 and parts[0] == "aten" and parts[1] in VIEW_OPS
 
 
 def gaps(kernel: Kernel) -> list[str]:

@@ -138,6 +138,10 @@ class CompleteKernelIRs(Protocol):
     def __call__(self, *compilations: Any) -> None: ...
 
 
+class CudaGraphWhatIf(Protocol):
+    def __call__(self, c: Any, *, fix: str | None = ..., input: int | None = ..., measure: bool = ...) -> Any: ...
+
+
 class ShowView(Protocol):
     def __call__(self, c: Any, full: bool = ...) -> Any: ...
 
@@ -164,6 +168,9 @@ check_determinism: Action[Callable[[Any, int], Any]] = Action("c.check_determini
 measure_memory: Action[Callable[[Any], Any]] = Action("g.memory.measure()", "compiler.runs.memory_measure")
 counters: Action[CountersRun] = Action("c.counters()", "compiler.runs.counters")
 what_if: Action[Callable[..., Any]] = Action("c.what_if()", "compiler.pipeline.what_if")  # keywords: the edit
+measure_cudagraphs: Action[Callable[[Any, int, int], Any]] = Action("c.cudagraphs.measure()",
+                                                                  "compiler.runs.cudagraph_time")
+cudagraph_what_if: Action[CudaGraphWhatIf] = Action("c.cudagraphs.what_if()", "compiler.pipeline.cudagraph_what_if")
 fusion_report: Action[Callable[..., Any]] = Action("c.fusion_report()", "compiler.sweeps.fusion_report")
 compare_outputs: Action[Callable[[Any, Any], Any]] = Action("comparing two live compilations' outputs",
                                                             "compiler.runs.diff")
@@ -189,6 +196,8 @@ loaders: dict[str, Action[Callable[[Any, str], Any]]] = {
 }
 # render/: summaries that are not one object's rendering
 html_summary: Action[Callable[[Any], str]] = Action("the compilation summary", "compiler.render.core")
+plain_text: Action[Callable[[Any], str]] = Action("str() of a report: its terminal rendering as text",
+                                                  "compiler.render.text")
 
 # explorer/: the interactive views, filled by the explorer package (imported on first use, so a model
 # object shows its widget or writes its page whether or not the user imported explorer)
@@ -199,6 +208,7 @@ write_traceset_html: Action[WriteHtml] = Action("ts.to_html()", "explorer")
 sweep_widget: Action[Widget] = Action("the Sweep widget", "explorer")
 write_sweep_html: Action[Callable[[Any, str | Path | None], Any]] = Action("sweep.to_html()", "explorer")
 show: Action[ShowView] = Action("c.show()", "explorer")
+watch_widget: Action[Widget] = Action("the live watch widget", "explorer")  # a thunk of the live Watch
 
 def widget_bundle(widget: Action[Widget], view: Callable[[], Any], include: Any,
                   exclude: Any, mime: str, text: Callable[[], str]) -> Any:

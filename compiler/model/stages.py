@@ -30,7 +30,7 @@ class FxNode(Rendered):
     dtype: str | None = None
     inputs: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
-    user_line: tuple[str, int] | None = None  # (filename, lineno): see compiler.pipeline.frames.best_line
+    user_line: tuple[str, int] | None = None  # (filename, lineno) at the source depth: compiler/model/lines.py
     stack: list[tuple[str, int, str]] = field(default_factory=list)  # every frame, outermost first
     module: str | None = None  # path of the innermost nn.Module it was traced in ("" for the root module)
     subgraph: str | None = None  # path of the higher-order op's body holding it; None in the main graph
@@ -55,8 +55,17 @@ class FxStage(LazyFields, Rendered):
     # Set by a warm capture that was served a graph: rebuilds ``module`` (Inductor's post-grad passes run
     # again) when it is first read, since a capture served from the cache never needs it unless it runs.
     module_pending: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    # A live capture prints the graph as code when ``code`` is first read: printing a large model's graphs
+    # costs a second of its capture, and most are only ever saved, if that.
+    code_pending: Callable[[], str] | None = field(default=None, repr=False, compare=False)
     _lazy_fields: ClassVar[frozenset[str]] = frozenset({"module"})
     _pending_field: ClassVar[str] = "module_pending"
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "code" and object.__getattribute__(self, "code_pending") is not None:
+            object.__setattr__(self, "code", object.__getattribute__(self, "code_pending")())
+            object.__setattr__(self, "code_pending", None)
+        return super().__getattribute__(name)
 
     def _fill(self, built: Any) -> None:
         object.__setattr__(self, "module", built)
@@ -262,6 +271,9 @@ class GraphCapture(Rendered):
     # A warm capture's (explorer.compile(cache=True)): "served" from the explorer's store with Inductor's cached
     # graph, "stored" there after a cold compile; "" when neither (a cold capture, a loaded trace)
     cache: str = field(default="", compare=False)
+    # GraphCudaGraphs (compiler/model/cudagraphs.py): its partitions, skip and CUDA graph tree events, when
+    # compiled with triton.cudagraphs (mode="reduce-overhead"); None otherwise
+    cudagraphs: Any = None
 
     @property
     def id(self) -> str:

@@ -12,14 +12,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable
 
-from . import formatting
+from . import formatting, slots
 from .dynamo import GraphBreak, Guard
 from .slots import Rendered
+from .watch_cudagraphs import CudaGraphStepEvent
 
-# the TORCH_TRACE artifact a watch writes at the end of a step in which compiles began: {"step", "compile_ids"}
+# the TORCH_TRACE artifact a watch writes at the end of a step in which compiles began:
+# {"step", "compile_ids", "rule"} (``rule``: the StepRule's value; logs written before it have none)
 STEP_MARK = "explorer_watch_step"
+
+
+class StepRule(str, Enum):
+    """What made a watch's steps (compiler/pipeline/watch_steps.py): the first of these that applies."""
+
+    MARKED = "marked"  # the loop marks them: w.step() at each step's end, or w.steps_of(iterable)
+    CALL = "call"  # explorer.watch(fn): each call of fn
+    OPTIMIZER = "optimizer"  # one per step() of the first torch optimizer that stepped (eager steps only)
+    COMPILED_CALL = "compiled_call"  # one per call of the outermost compiled frame: the first whose graph ran
+
+    def describe(self, anchor: str = "") -> str:
+        """The rule in words, with what it counted (``anchor``: the optimizer's class, the frame's function)."""
+        of = f" ({anchor})" if anchor else ""
+        return {
+            StepRule.MARKED: "marked by w.step() / w.steps_of()",
+            StepRule.CALL: f"one per call of the watched function{of}",
+            StepRule.OPTIMIZER: f"one per optimizer step(){of}",
+            StepRule.COMPILED_CALL: f"one per call of the outermost compiled frame{of}",
+        }[self]
 
 
 @dataclass(repr=False)
@@ -60,7 +82,8 @@ class CompileEvent(Rendered):
     cache: dict[str, str] = field(default_factory=dict)  # "fx_graph" / "aotautograd" -> "hit" | "miss" | "bypass"
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     skipped: str = ""  # why Dynamo gave up on the frame (it ran eagerly); "" when it compiled
-    _capture: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    # how to capture this compile's full Compilation when asked (the graph a live watch kept, or the log)
+    capture_from: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
     _compilation: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -91,10 +114,10 @@ class CompileEvent(Rendered):
     def compilation(self) -> Any:
         """The full ``Compilation`` of this compile's graph, captured now (once) from what the run kept."""
         if self._compilation is None:
-            if self._capture is None:
+            if self.capture_from is None:
                 raise LookupError(f"compile {self.compile_id} kept nothing to capture it from (a frame that "
                                   "made no graph, or a watch made without keep_graphs)")
-            self._compilation = self._capture()
+            self._compilation = self.capture_from()
         return self._compilation
 
     def __repr__(self) -> str:
@@ -137,6 +160,13 @@ class FrameStats(Rendered):
     timed_seconds: float = 0.0
     recompiles: int = 0
     graph_breaks: int = 0  # breaks inside this frame (distinct)
+    cudagraph_replays: int = 0  # its graphs' CUDA graph replays seen (mode="reduce-overhead")
+    cudagraph_skips: int = 0  # functions of its graphs the CUDA graph tree gave up on
+
+    @property
+    def replays_cuda_graphs(self) -> bool:
+        """Whether the frame's compiled graphs replay from CUDA graphs (at least once in the run)."""
+        return self.cudagraph_replays > 0
 
     @property
     def mean_seconds(self) -> float:
@@ -154,17 +184,25 @@ class FrameStats(Rendered):
 
 @dataclass(repr=False)
 class WatchReport(Rendered):
-    """Everything a watch saw. ``source`` is "live" or the log it was read from."""
+    """Everything a watch saw, as it stood when the report was made (``w.report()`` of a live watch is a
+    snapshot: the loop going on changes the watch, not this). ``source`` says what was watched: "a loop",
+    "calls of f", or the TORCH_TRACE log it was read from."""
 
     steps: list[Step] = field(default_factory=list)
     compiles: list[CompileEvent] = field(default_factory=list)
     graph_breaks: list[BreakCount] = field(default_factory=list)
     frames: list[FrameStats] = field(default_factory=list)
-    source: str = "live"
+    source: str = "a loop"
     seconds: float = 0.0
     sample_every: int = 1
     error: str | None = None  # the exception that ended the loop, if one did
     notes: list[str] = field(default_factory=list)
+    step_rule: StepRule | None = None  # what made the steps (None: a log of a run no watch marked)
+    step_anchor: str = ""  # what the rule counted: the optimizer's class, the outermost frame's function
+    active: bool = False  # the loop was still running when this report was made
+    # the CUDA graph tree's warm-ups, recordings, re-records, skips and replays per step (a live watch of a
+    # program compiled with mode="reduce-overhead"; a log holds none)
+    cudagraph_events: list[CudaGraphStepEvent] = field(default_factory=list)
 
     @property
     def recompiles(self) -> list[CompileEvent]:
@@ -195,9 +233,18 @@ class WatchReport(Rendered):
                 f"({len(self.recompiles)} recompiles), {len(self.graph_breaks)} graph breaks (fired {fired}x), "
                 f"{len(self.frames)} frames")
 
+    @property
+    def steps_made_by(self) -> str:
+        """The step rule in words ("one per optimizer step() (SGD)"), "" when no rule made them."""
+        return self.step_rule.describe(self.step_anchor) if self.step_rule is not None else ""
+
     def __repr__(self) -> str:
         error = f", ended by {self.error}" if self.error else ""
         return f"Watch({self.summary()}{error})"
+
+    def __str__(self) -> str:
+        """The whole report as the terminal shows it, in plain text (``print(w)``)."""
+        return slots.plain_text(self)
 
 
 @dataclass(repr=False)

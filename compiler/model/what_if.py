@@ -3,12 +3,14 @@
 An edit is named by what the user sees: ``unfuse`` a fused group or kernel (its scheduler nodes as separate
 kernels), ``prevent=(a, b)`` two nodes in one kernel kept apart, ``fuse=(k1, k2)`` two kernels Inductor kept
 apart for a score reason (never a legality one), ``split=node`` a split reduction run as one (GPU: an unsplit one
-split), ``order=(a, b)`` one kernel launched before another (resolved in compiler/model/what_if_order.py). This
-module resolves those names against the captured stages into a ``FusionEdit``: which loop-IR nodes must end up
-apart (or together, or in another order), each named by the post-grad nodes it came from, so the same nodes are
-found again when the same program compiles again (the compiler's side is compiler/pipeline/what_if.py, the
-patches compiler/_torch/fusion_edits.py, reduction_splits.py and node_order.py). Edits the scheduler cannot
-make are refused here, before anything compiles, with the reason and the valid choices.
+split), ``order=(a, b)`` one kernel launched before another (resolved in compiler/model/what_if_order.py),
+``materialize=node`` a value Inductor inlined into its users' loop stored to a buffer of its own (resolved in
+compiler/model/what_if_materialize.py, as is ``unfuse`` of such a loop). This module resolves those names against
+the captured stages into an edit (compiler/model/what_if_edits.py, one class per kind): which loop-IR nodes must
+end up apart (or together, or in another order), each named by the post-grad nodes it came from, so the same
+nodes are found again when the same program compiles again (the compiler's side is compiler/pipeline/what_if.py,
+the patches compiler/_torch/fusion_edits.py, reduction_splits.py, node_order.py and materialize.py). Edits the
+compiler cannot make are refused here, before anything compiles, with the reason and the valid choices.
 
 ``WhatIf`` holds ``before`` and ``after`` (two Compilations of the same program, linked by their FX nodes
 through ``compiler.diff``'s kernel pairing), per kernel the bytes it must move and, once ``measure()`` ran, its
@@ -19,13 +21,14 @@ prevented in turn, sorted by what it is worth. Plain data: renderings are in com
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from . import cost, slots
 from .diff import Diff
 from .formatting import did_you_mean, fmt_bytes
 from .slots import Rendered
 from .stages import FusedGroup, FxNode, GraphCapture, Kernel, LoopIRNode
+from .what_if_edits import FuseEdit, FusionEdit, PreventEdit, SplitEdit, UnfuseEdit
 
 # Inductor's reasons for declining a fusion that are about its worth, not its legality ("heuristic not needed
 # for correctness" in torch/_inductor/choices.py): a fuse= edit may overrule these and no others
@@ -44,67 +47,9 @@ def node_key(node: LoopIRNode) -> frozenset[str]:
     return frozenset(node.origins) | frozenset(node.inherited_origins)
 
 
-@dataclass(frozen=True)
-class FusionEdit:
-    """One scheduling decision to change in graph ``graph``: ``parts`` (loop-IR node names of the captured graph)
-    must end up in separate kernels (``unfuse``, ``prevent``), in one (``fuse``), with the reduction split or not
-    (``split``), or the first part's kernel launched before the second's (``order``)."""
-
-    kind: str  # unfuse | prevent | fuse | split | order
-    graph: int  # index of the graph in the compilation
-    parts: tuple[tuple[str, ...], ...]
-    keys: tuple[frozenset[frozenset[str]], ...]  # each part's loop-IR nodes as their post-grad origins
-    graph_nodes: frozenset[str]  # the graph's post-grad node names: which graph the scheduler edits
-    label: str  # how the verdict names the edit: "unfusing op0_op1 (add, mul)"
-    note: str = ""  # what the user should know about how the edit was made
-    unsplit_nodes: frozenset[str] = frozenset()  # split: the post-grad nodes whose reduction runs unsplit
-    split_nodes: frozenset[str] = frozenset()  # split: the post-grad nodes whose reduction is split (GPU only)
-    kernel_keys: tuple[frozenset[frozenset[str]], ...] = ()  # order: each kernel of the graph as its nodes' keys
-
-    def side(self, members: Iterable[frozenset[str]]) -> set[int]:
-        """Which parts the scheduler nodes ``members`` (each as its origins) hold nodes of."""
-        return {i for member in members for i, keys in enumerate(self.keys) if member in keys}
-
-    def decide(self, graph_nodes: frozenset[str], members1: list[frozenset[str]],
-               members2: list[frozenset[str]]) -> str | None:
-        """What the scheduler does with a candidate pair (compiler/_torch/fusion_edits.py): "refuse", "relax"
-        (fuse if legal) or None (as Inductor decides)."""
-        if self.kind not in ("unfuse", "prevent", "fuse") or graph_nodes != self.graph_nodes:
-            return None
-        side1, side2 = self.side(members1), self.side(members2)
-        if not side1 or not side2 or not any(i != j for i in side1 for j in side2):
-            return None
-        return "relax" if self.kind == "fuse" else "refuse"
-
-    def ends_kernel(self, graph_nodes: frozenset[str], members: list[frozenset[str]]) -> bool:
-        """Whether the kernel being written ends after this scheduler node (C++ writes consecutive nodes into
-        one function: nodes kept apart get functions of their own)."""
-        return self.kind in ("unfuse", "prevent") and graph_nodes == self.graph_nodes and bool(self.side(members))
-
-    def turn_split(self, graph_nodes: frozenset[str], node: str) -> str | None:
-        """Whether the reduction Inductor lowers for post-grad node ``node`` runs unsplit ("off") or split
-        ("on"), or as Inductor decides (None) (compiler/_torch/reduction_splits.py)."""
-        if self.kind != "split" or graph_nodes != self.graph_nodes:
-            return None
-        return "off" if node in self.unsplit_nodes else "on" if node in self.split_nodes else None
-
-    def pick(self, graph_nodes: frozenset[str], nodes: list[list[frozenset[str]]]) -> tuple[list[int], list[int]] | None:
-        """Which scheduled nodes (each as its members' origins) run first and which they must precede
-        (compiler/_torch/node_order.py); None for another graph or another kind of edit."""
-        if self.kind != "order" or graph_nodes != self.graph_nodes:
-            return None
-        sides = [self.side(members) for members in nodes]
-        first = [i for i, side in enumerate(sides) if 0 in side]
-        second = [i for i, side in enumerate(sides) if 1 in side]
-        return (first, second) if first and second else None
-
-    def same_kernel(self, members1: list[frozenset[str]], members2: list[frozenset[str]]) -> bool:
-        """Whether two scheduled nodes were one kernel in the compile edited (an order edit keeps kernels whole)."""
-        def kernel(members: list[frozenset[str]]) -> int | None:
-            return next((i for i, keys in enumerate(self.kernel_keys) if any(m in keys for m in members)), None)
-
-        found = kernel(members1)
-        return found is not None and found == kernel(members2)
+def graph_node_names(g: GraphCapture) -> frozenset[str]:
+    """The post-grad node names of a graph: how an edit tells its graph from the program's others."""
+    return frozenset(n.name for n in g.post_grad.nodes)
 
 
 # --- naming what the user sees ------------------------------------------------------------------------------
@@ -116,13 +61,16 @@ def _fusions(graph: GraphCapture) -> list[FusedGroup]:
     return [f for f in graph.fused if len(f.nodes) > 1]
 
 
-def _graphs(c: Any, graph: int | str | None) -> list[GraphCapture]:
+def searched_graphs(c: Any, graph: int | str | None) -> list[GraphCapture]:
+    """The graphs a name is looked for in: the one ``graph`` names, or every graph of ``c`` in order."""
     return [c.graph(graph)] if graph is not None else list(c.graphs)
 
 
-def resolve_group(c: Any, target: Any, graph: int | str | None = None) -> tuple[GraphCapture, FusedGroup]:
-    """A fused group named by the group, its name, a kernel or a kernel's id or name."""
-    graphs = _graphs(c, graph)
+def resolve_group(c: Any, target: Any, graph: int | str | None = None,
+                  offered: Callable[[GraphCapture], list[FusedGroup]] = _fusions) -> tuple[GraphCapture, FusedGroup]:
+    """A fused group named by the group, its name, a kernel or a kernel's id or name (an unknown name is refused
+    with the groups ``offered`` and their kernels)."""
+    graphs = searched_graphs(c, graph)
     if isinstance(target, FusedGroup):
         for g in graphs:
             if any(f is target for f in g.fused):
@@ -140,9 +88,9 @@ def resolve_group(c: Any, target: Any, graph: int | str | None = None) -> tuple[
             group = _group_of(g, kernel.group) if kernel is not None and kernel.group else None
         if group is not None:
             return g, group
-    choices = [f.name for g in graphs for f in _fusions(g)] + [k for g in graphs for f in _fusions(g) for k in f.kernels]
+    choices = [f.name for g in graphs for f in offered(g)] + [k for g in graphs for f in offered(g) for k in f.kernels]
     raise WhatIfError(f"no fused group or kernel {target!r}{did_you_mean(target, choices)}; "
-                      f"groups of several nodes and their kernels: {choices or 'none (nothing was fused)'}")
+                      f"groups that can be split and their kernels: {choices or 'none (nothing was fused)'}")
 
 
 def _computed_nodes(graph: GraphCapture) -> list[str]:
@@ -152,7 +100,7 @@ def _computed_nodes(graph: GraphCapture) -> list[str]:
 def resolve_node(c: Any, target: Any, graph: int | str | None = None) -> tuple[GraphCapture, list[LoopIRNode]]:
     """The loop-IR nodes computing a node named by the user: an FX or post-grad node (object or name) or a
     loop-IR node (object or name, ``op3``)."""
-    graphs = _graphs(c, graph)
+    graphs = searched_graphs(c, graph)
     name = target.name if isinstance(target, (FxNode, LoopIRNode)) else target
     if not isinstance(name, str):
         raise WhatIfError(f"prevent= and split= take nodes (FX, post-grad or loop-IR nodes, or their names), got "
@@ -180,15 +128,15 @@ def _names(nodes: Iterable[LoopIRNode]) -> str:
     return ", ".join(o for n in nodes for o in n.origins) or ", ".join(n.name for n in nodes)
 
 
-def _edit(kind: str, g: GraphCapture, parts: list[list[LoopIRNode]], label: str, note: str = "") -> FusionEdit:
+def _edit(kind: type[FusionEdit], g: GraphCapture, parts: list[list[LoopIRNode]], label: str,
+          note: str = "") -> FusionEdit:
     keys = tuple(frozenset(node_key(n) for n in part) for part in parts)
     shared = [n.name for n in g.loop_ir if not n.eliminated and any(node_key(n) in k for k in keys)
               and not any(n in part for part in parts)]
     if shared:
         note = (note + " " if note else "") + (f"{', '.join(shared)} came from the same post-grad nodes as a node "
                                                "named here, so the edit applies to them too.")
-    return FusionEdit(kind, g.index, tuple(tuple(n.name for n in part) for part in parts), keys,
-                      frozenset(n.name for n in g.post_grad.nodes), label, note)
+    return kind(g.index, tuple(tuple(n.name for n in part) for part in parts), keys, graph_node_names(g), label, note)
 
 
 def unfuse_edit(c: Any, target: Any, graph: int | str | None = None) -> FusionEdit:
@@ -200,7 +148,7 @@ def unfuse_edit(c: Any, target: Any, graph: int | str | None = None) -> FusionEd
                "one scheduler node: its operations were inlined into one loop while lowering, before fusion")
         raise WhatIfError(f"{group.name} ({_names(nodes)}) is {why}, so there is no fusion to undo; "
                           f"fused groups: {[f.name for f in _fusions(g)] or 'none'}")
-    return _edit("unfuse", g, [[n] for n in nodes], f"unfusing {group.name} ({_names(nodes)})",
+    return _edit(UnfuseEdit, g, [[n] for n in nodes], f"unfusing {group.name} ({_names(nodes)})",
                  "Its nodes may still fuse with nodes outside the group.")
 
 
@@ -218,7 +166,7 @@ def prevent_edit(c: Any, pair: Any, graph: int | str | None = None) -> FusionEdi
         raise WhatIfError(f"{_label(first)} and {_label(second)} are not fused (fused groups "
                           f"{', '.join(sorted(str(x) for x in groups_a))} and {', '.join(sorted(str(x) for x in groups_b))}, "
                           f"kernels {_kernels(g, groups_a)} and {_kernels(g, groups_b)}): nothing to prevent")
-    return _edit("prevent", g, [nodes_a, nodes_b], f"keeping {_label(first)} and {_label(second)} apart")
+    return _edit(PreventEdit, g, [nodes_a, nodes_b], f"keeping {_label(first)} and {_label(second)} apart")
 
 
 def fuse_edit(c: Any, pair: Any, graph: int | str | None = None) -> FusionEdit:
@@ -241,7 +189,7 @@ def fuse_edit(c: Any, pair: Any, graph: int | str | None = None) -> FusionEdit:
                           f"{', '.join(SCORE_REASONS)}")
     note = ("Inductor declined it: " + "; ".join(dict.fromkeys(reasons)) if reasons else
             "Inductor never considered this pair (they share no buffer); Inductor's legality checks still decide.")
-    return _edit("fuse", g, [nodes_a, nodes_b],
+    return _edit(FuseEdit, g, [nodes_a, nodes_b],
                  f"fusing {group_a.name} ({_names(nodes_a)}) with {group_b.name} ({_names(nodes_b)})", note)
 
 
@@ -257,10 +205,10 @@ def split_edit(c: Any, target: Any, graph: int | str | None = None) -> FusionEdi
     reductions = split_reductions(g, nodes)
     keys = (frozenset(node_key(n) for n in reductions),)
     names = frozenset(o for n in reductions for o in n.origins)
-    graph_nodes = frozenset(n.name for n in g.post_grad.nodes)
+    graph_nodes = graph_node_names(g)
     if len(reductions) >= 2:
-        return FusionEdit("split", g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
-                          f"running {', '.join(sorted(names))} unsplit", unsplit_nodes=names)
+        return SplitEdit(g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
+                         f"running {', '.join(sorted(names))} unsplit", unsplit_nodes=names)
     if not reductions:
         raise WhatIfError(f"{_label(target)} is not a reduction: split= turns a reduction's split off (or, on a GPU, "
                           f"on). Split reductions here: {_split_choices(g) or 'none'}")
@@ -270,8 +218,8 @@ def split_edit(c: Any, target: Any, graph: int | str | None = None) -> FusionEdi
                           "and only Inductor's Triton backend (GPU) splits a reduction: the C++ backend reduces to a "
                           "single element in one kernel, so there is no split to turn on. Split reductions here: "
                           f"{_split_choices(g) or 'none'}")
-    return FusionEdit("split", g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
-                      f"splitting {', '.join(sorted(names))}", split_nodes=names)
+    return SplitEdit(g.index, (tuple(n.name for n in reductions),), keys, graph_nodes,
+                     f"splitting {', '.join(sorted(names))}", split_nodes=names)
 
 
 def _split_choices(g: GraphCapture) -> list[str]:

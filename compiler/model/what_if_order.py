@@ -15,7 +15,8 @@ from typing import Any
 
 from .formatting import did_you_mean
 from .stages import FusedGroup, FxNode, GraphCapture, Kernel, LoopIRNode
-from .what_if import FusionEdit, WhatIfError, node_key, resolve_node
+from .what_if import WhatIfError, graph_node_names, node_key, resolve_node, searched_graphs
+from .what_if_edits import OrderEdit
 
 
 def launch_order(g: GraphCapture) -> list[str]:
@@ -27,10 +28,6 @@ def launch_order(g: GraphCapture) -> list[str]:
              if 0 < line <= len(source) and "async_compile" not in source[line - 1]]
     launched = list(dict.fromkeys(kernel for _, kernel in calls))
     return launched + [k.id for k in g.kernels if k.id not in launched]
-
-
-def _graphs(c: Any, graph: int | str | None) -> list[GraphCapture]:
-    return [c.graph(graph)] if graph is not None else list(c.graphs)
 
 
 def _kernel_named(g: GraphCapture, target: Any) -> Kernel | None:
@@ -49,7 +46,7 @@ def _kernel_named(g: GraphCapture, target: Any) -> Kernel | None:
 
 def resolve_kernel(c: Any, target: Any, graph: int | str | None = None) -> tuple[GraphCapture, Kernel]:
     """The kernel a user names: a kernel, a fused group, or a node (the kernel computing it)."""
-    graphs = _graphs(c, graph)
+    graphs = searched_graphs(c, graph)
     for g in graphs:
         kernel = _kernel_named(g, target) if not isinstance(target, (FxNode, LoopIRNode)) else None
         if kernel is not None:
@@ -125,7 +122,7 @@ def _scheduled(g: GraphCapture, kernel: Kernel) -> list[LoopIRNode]:
     return [n for n in g.loop_ir if not n.eliminated and n.name in kernel.loop_ir]
 
 
-def order_edit(c: Any, pair: Any, graph: int | str | None = None) -> FusionEdit:
+def order_edit(c: Any, pair: Any, graph: int | str | None = None) -> OrderEdit:
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
         raise WhatIfError(f"order= takes a pair (a, b): run a's kernel before b's, got {pair!r}")
     g, first = resolve_kernel(c, pair[0], graph)
@@ -149,7 +146,6 @@ def order_edit(c: Any, pair: Any, graph: int | str | None = None) -> FusionEdit:
         raise WhatIfError(f"the capture recorded no scheduler node for {first.id if not parts[0] else second.id}, so "
                           "the scheduler cannot be told where it is")
     kernels = tuple(frozenset(node_key(n) for n in _scheduled(g, k)) for k in g.kernels)
-    return FusionEdit("order", g.index, tuple(tuple(n.name for n in part) for part in parts),
-                      tuple(frozenset(node_key(n) for n in part) for part in parts),
-                      frozenset(n.name for n in g.post_grad.nodes), f"running {first.id} before {second.id}",
-                      kernel_keys=kernels)
+    return OrderEdit(g.index, tuple(tuple(n.name for n in part) for part in parts),
+                     tuple(frozenset(node_key(n) for n in part) for part in parts), graph_node_names(g),
+                     f"running {first.id} before {second.id}", kernel_keys=kernels)

@@ -66,6 +66,7 @@ class InnerRecord:
     served: dict[str, Any] | None = None
     post_grad_pending: Any = None  # a served graph's: rebuilds its post-grad GraphModule when first read
     notes: list[Any] = field(default_factory=list)  # model.compilation.Note: what torch warned during this compile
+    cudagraphs: Any = None  # pipeline.cudagraph_capture.RawCudaGraphs, with triton.cudagraphs
 
 
 def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: GraphCapture | None = None) -> GraphCapture:

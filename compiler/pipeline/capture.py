@@ -1,4 +1,8 @@
-"""capture(): run the real torch.compile + Inductor on a function and keep every stage it produced."""
+"""capture(): run the real torch.compile + Inductor on a function and keep every stage it produced.
+
+The public ``capture`` (``explorer.compile``) is compiler/pipeline/capture_entry.py's: it notes when the call
+began, then calls ``captured`` here, once this module's imports (torch's compiler) ran.
+"""
 
 from __future__ import annotations
 
@@ -14,26 +18,29 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from .._torch import backend as _backend
-from .._torch import (compile_events, compile_ids, dynamo_codes, errors, fx_graph_cache, hooks, inductor_config,
-                      memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace, timing, wrapper_fx,
-                      wrapper_ir)
+from .._torch import (compile_events, compile_ids, cudagraph_tree, dynamo_codes, errors, fx_graph_cache, hooks,
+                      inductor_config, memory_estimate, post_grad_replay, scheduler_ir, shape_mode, structured_trace,
+                      timing, wrapper_fx, wrapper_ir)
+from .._torch.cudagraph_partitions import PartitionRecord
 from .._torch.output_code import fresh_provenance_tables, provenance_tables
 from .._torch.pattern_rewrites import Source
-from ..model import progress
+from ..model import phases, progress
 from ..model.compilation import Compilation, LiveHandles, Note
 from ..model.compile_time import CompileCall
 from ..model.compile_time_build import KERNEL_BUILDS, kernel_builds_event
+from ..model.cudagraph_events import EventRecorder
+from ..model.cudagraphs import GraphCudaGraphs
 from ..model.dynamo import DynamoStage
 from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
-from . import compile_errors, cpp_wrapper_code, frames, toggles
+from . import compile_errors, cpp_wrapper_code, cudagraph_capture, frames, toggles
 from .assemble import InnerRecord, assemble
 from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
 from .fx_stage import StageNames
-from .specs import user_sources
+from .specs import flat_tensors, user_sources
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 # torch's timers (dynamo_timed) and its per-kernel build times (an artifact), kept for c.compile_time
@@ -75,6 +82,9 @@ class _Recorder:
         # compile time (compiler/model/compile_time.py): torch's chromium events and the explorer's own
         # intervals of the call running now, raw; the report is built when first asked for
         self.call_start = 0
+        self.prepared = 0  # when the call was ready to compile (its startup done)
+        self.in_call = False  # between begin_call and end_call: own work lands in that call's intervals
+        self.calls: list[CompileCall] | None = None  # the compilation's compile_calls, once it exists
         self.collecting_from = 0  # when torch returned and the explorer began reading what it captured
         self.chromium_events: list[dict[str, Any]] = []
         self.hook_intervals: list[tuple[str, int, int]] = []
@@ -83,6 +93,10 @@ class _Recorder:
         # what torch warned and what the hooks swallowed; the compilation holds this list, so a recompile's
         # notes join it
         self.notes: list[Note] = []
+        # triton.cudagraphs (mode="reduce-overhead"): each graph's CUDA graph tree events while the capture runs
+        self.cudagraphs = cudagraph_capture.asked(settings)
+        self.tree_events = EventRecorder("capture", cudagraph_tree.place)
+        self.passed: list[Any] = []  # the tensors the call was given, flattened (g.cudagraphs.user_inputs)
 
     def timed(self, hook: Callable[..., Any]) -> Callable[..., Any]:
         """``hook`` with its own time noted: what the explorer adds inside torch's phases is its own row."""
@@ -99,16 +113,50 @@ class _Recorder:
 
         return timed_hook
 
-    def begin_call(self) -> None:
-        """A call that may compile starts: its events are kept apart from the previous call's."""
-        self.call_start = time.time_ns()
+    def begin_call(self, since: int | None = None) -> None:
+        """A call that may compile starts: its events are kept apart from the previous call's. ``since``: when
+        the caller's call began (``time.time_ns``), before the capture's imports and setup, which are the
+        call's ``startup`` (compiler/model/phases.py)."""
+        self.prepared = time.time_ns()
+        self.call_start = min(since, self.prepared) if since is not None else self.prepared
         self.chromium_events, self.hook_intervals, self.autotune_owners = [], [], []
+        if self.call_start < self.prepared:
+            self.hook_intervals.append((phases.STARTING, self.call_start, self.prepared))
+        self.in_call = True
 
     def end_call(self, kind: str, collecting_from: int) -> CompileCall:
         """The call's record, its collecting (after torch returned) counted as the explorer's own."""
         end = time.time_ns()
         self.hook_intervals.append(("collecting stages", collecting_from, end))
+        self.in_call = False
         return CompileCall(kind, self.call_start, end, self.chromium_events, self.hook_intervals, self.autotune_owners)
+
+    @contextlib.contextmanager
+    def spent(self, name: str) -> Iterator[None]:
+        """The block's time, one of the explorer's own intervals named ``name`` (a phase's ``hooks``)."""
+        start = time.time_ns()
+        try:
+            yield
+        finally:
+            if self.record_time:
+                self.hook_intervals.append((name, start, time.time_ns()))
+
+    def retraced(self, rebuild: Callable[[], Any]) -> Callable[[], Any]:
+        """``rebuild`` (a served graph's post-grad GraphModule, made when first read), its time kept as the
+        warm capture's own: an interval of the call running then, or else a ``replay`` call of its own in the
+        compilation's ``compile_calls``, so ``c.compile_time`` shows it (phase ``served``)."""
+        def run() -> Any:
+            start = time.time_ns()
+            try:
+                return rebuild()
+            finally:
+                end = time.time_ns()
+                if self.record_time and self.in_call:
+                    self.hook_intervals.append((phases.RETRACING, start, end))
+                elif self.record_time and self.calls is not None:
+                    self.calls.append(CompileCall("replay", start, end, hooks=[(phases.RETRACING, start, end)]))
+
+        return run
 
     def enter(self, stage: str) -> None:
         """Move on to ``stage`` and report it as progress (going back to an outer stage is not reported:
@@ -128,7 +176,9 @@ class _Recorder:
         ), structured_trace.on_trace_records(
             timed(self.on_trace_record), self.trace_dir, self.log_path, reads=READS | timer_records,
             payloads=PAYLOADS | timer_records,
-        ) as path, shape_mode.compiling_with(self.dynamic):
+        ) as path, shape_mode.compiling_with(self.dynamic), (
+            cudagraph_tree.observed(self.tree_events) if self.cudagraphs else contextlib.nullcontext()
+        ):
             self.log_path = path
             yield
 
@@ -141,7 +191,8 @@ class _Recorder:
                 fx_graph_cache.aot_cache_on() if aot_cache else contextlib.nullcontext()):
             compiled = _backend.make_backend(self.timed(self.on_dynamo_graph), self.around_inner)(gm, example_inputs)
         if aot_cache and len(self.inner) == inner:  # AOTAutograd's cache served the graph: no inner compile ran
-            self._served_by_aot(looked)
+            with self.spent(phases.READING_STORE):
+                self._served_by_aot(looked)
         self.stage = "tracing"
         progress.step("run", detail=f"graph {len(self.inner)} compiled; running it (or tracing on after a break)")
         return compiled
@@ -165,6 +216,8 @@ class _Recorder:
             return compile_inner(gm, inputs, **kwargs)
         record = InnerRecord(dynamo_index=dynamo_index, kind=_backend.graph_kind(kwargs), post_grad_module=gm,
                              dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index])
+        if self.cudagraphs:
+            record.cudagraphs = cudagraph_capture.RawCudaGraphs(GraphCudaGraphs(device=self.device))
         self.inner.append(record)
         outer, self.current = self.current, record
         previous_stage = self.stage
@@ -179,10 +232,14 @@ class _Recorder:
         try:
             with fresh:
                 record.compiled_fn = compile_inner(gm, inputs, **kwargs)
+            if record.cudagraphs is not None:
+                cudagraph_capture.after_compile(record.cudagraphs, record.compiled_fn, gm)
+                self.tree_events.add(record.compiled_fn, record.cudagraphs.state)
             record.cache_lookup = lookup_of(self.store, looked_up)
             record.notes = self.notes[notes:]
             if record.cache_lookup is not None and record.cache_lookup[1] == "hit":
-                self._served(record, inputs, kwargs)
+                with self.spent(phases.READING_STORE):
+                    self._served(record, inputs, kwargs)
         finally:
             self.current = outer
             record.timings = timing.stages(timing.since(mark))
@@ -195,8 +252,8 @@ class _Recorder:
         assert record.cache_lookup is not None
         record.served = self._stored(record.cache_lookup[0])
         is_inference = bool(kwargs.get("is_inference", record.kind == "inference"))
-        record.post_grad_pending = functools.partial(rebuilt_post_grad, record.post_grad_module, list(inputs),
-                                                     is_inference, dict(self.settings))
+        record.post_grad_pending = self.retraced(functools.partial(
+            rebuilt_post_grad, record.post_grad_module, list(inputs), is_inference, dict(self.settings)))
         record.post_grad_module = None
 
     # --- Inductor hooks --------------------------------------------------------------------
@@ -220,6 +277,12 @@ class _Recorder:
         if not path:
             self.enter("codegen")
         self.current.fused += [scheduler_ir.fused_record(n, names.name_of) for n in nodes]
+
+    def on_cudagraph_partitions(self, partitions: list[PartitionRecord]) -> None:
+        """The scheduler's partitions of the graph itself (a subgraph's stay inside its partition)."""
+        names, path = self._lowering()
+        if names is not None and path == "" and self.current is not None and self.current.cudagraphs is not None:
+            self.current.cudagraphs.partitions = cudagraph_capture.named(partitions, names.name_of)
 
     def on_operation_lowered(self, module: Any, operation: str, node: Any) -> None:
         """Which FX node's lowering created ``operation`` (of this graph or one of its subgraphs)."""
@@ -350,10 +413,21 @@ class _Recorder:
             rec.rewrites = self.rewrites
             graph = self._graph(index, rec, forward)
             graph.compile_id = self.compile_ids[rec.dynamo_index]
+            if rec.cudagraphs is not None:
+                self._cudagraphs(graph, rec)
             graphs.append(graph)
             if rec.kind == "forward":
                 forwards[rec.dynamo_index] = graph
         return graphs
+
+    def _cudagraphs(self, graph: GraphCapture, rec: InnerRecord) -> None:
+        """``graph.cudagraphs`` from what the hooks and the tree's events kept; later events of this capture's
+        runs (a recompile's) reach it too."""
+        inputs = self.dynamo_inputs[rec.dynamo_index] if rec.kind != "backward" else []
+        placeholders = [n.name for n in graph.post_grad.nodes if n.op == "placeholder"]
+        graph.cudagraphs = cudagraph_capture.build(graph, rec.cudagraphs,
+                                                   cudagraph_capture.user_inputs(placeholders, inputs, self.passed))
+        self.tree_events.attach(graph.cudagraphs, graph)
 
     def _served_by_aot(self, looked: int) -> None:
         """Records of the graphs AOTAutograd's cache served through the store's lookups since ``looked`` (an
@@ -364,14 +438,17 @@ class _Recorder:
         served = [(entry, compiled, self._stored(entry))
                   for entry, state, compiled in self.store.lookups[looked:] if state == "hit"]
         kinds = [str(stored.get("kind", "inference")) for _, _, stored in served]
-        retrace = functools.cache(functools.partial(
+        retrace = functools.cache(self.retraced(functools.partial(
             post_grad_replay.retraced, self.dynamo_modules[dynamo_index], self.dynamo_inputs[dynamo_index],
-            dict(self.settings), inference="forward" not in kinds))
+            dict(self.settings), inference="forward" not in kinds)))
         for position, ((entry, compiled, stored), kind) in enumerate(zip(served, kinds)):
             record = InnerRecord(dynamo_index=dynamo_index, kind=kind,
                                  dynamo_graph_paths=self.dynamo_graph_paths[dynamo_index], compiled_fn=compiled,
                                  cache_lookup=(entry, "hit"), served=stored)
             record.post_grad_pending = functools.partial(_nth_retraced, retrace, position)
+            if self.cudagraphs:
+                record.cudagraphs = cudagraph_capture.RawCudaGraphs(GraphCudaGraphs(device=self.device))
+                self.tree_events.add(compiled, record.cudagraphs.state)
             self.inner.append(record)
 
     def _stored(self, entry: str) -> dict[str, Any]:
@@ -387,7 +464,8 @@ class _Recorder:
         hooks saw, and stored when a warm capture's lookup missed."""
         module = self.dynamo_modules[rec.dynamo_index]
         if rec.served is not None:
-            graph = served_graph(rec.served, module, rec.post_grad_pending, rec.compiled_fn)
+            with self.spent(phases.LOADING_SERVED):
+                graph = served_graph(rec.served, module, rec.post_grad_pending, rec.compiled_fn)
             graph.index, graph.kind, graph.dynamo_graph = index, rec.kind, rec.dynamo_index
             graph.timings = dict(rec.timings)
             return graph
@@ -412,6 +490,7 @@ class _Recorder:
         join ``compilation`` with the recompile's reason. A failed recompile leaves it as it was."""
         start, frames, notes = len(self.inner), copy.deepcopy(self.dynamo.frames), len(self.notes)
         self.active, self.stage = True, "tracing"
+        self.passed = flat_tensors(inputs)
         self.begin_call()
         try:
             with self.capturing():
@@ -497,45 +576,28 @@ def _grad_roots(outputs: Any) -> list[torch.Tensor]:
     return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
-def capture(
-    target: Any,
-    *inputs: Any,
-    config: Mapping[str, Any] | None = None,
-    backward: bool = False,
-    dynamic: bool | None = False,
-    kwargs: Mapping[str, Any] | None = None,
-    trace_dir: str | Path | None = None,
-    progress_display: progress.Display | bool | None = None,
-    cache: bool = True,
-) -> Compilation:
-    """Compile ``target(*inputs, **kwargs)`` with torch.compile + Inductor and capture every stage.
+def capture(target: Any, *inputs: Any, **options: Any) -> Compilation:
+    """``explorer.compile`` as code that has imported this module calls it (what_if, sweeps, bisect, watch): the
+    call's start taken here. The public entry, with every option spelled out and explained, is
+    compiler/pipeline/capture_entry.py, which takes the start before this module is imported."""
+    return captured(time.time_ns(), target, inputs, **options)
 
-    ``config`` takes toggle names (see ``compiler.TOGGLES``) or raw Inductor keys; it is
-    validated before anything compiles. ``backward=True`` also runs a backward pass through the
-    outputs that require grad, so the backward graphs are compiled and captured. Shapes are static
-    unless ``dynamic`` says otherwise, so a capture never depends on what was compiled before it.
-    ``trace_dir`` also writes the compile's structured trace there as a TORCH_TRACE log (one file per
-    process, rank-named under torch.distributed), which ``explorer.load_trace`` and tlparse read.
-    ``progress_display`` receives the compile's progress steps (compiler/model/progress.py; None: the display
-    explorer registered, False: none). An interrupt (Ctrl-C) raises ``progress.Cancelled`` with the
-    stage it stopped in; torch's config and hooks are restored before it leaves.
 
-    ``cache=True`` makes the capture warm: a graph this program compiled to before, in a capture of the same
-    explorer, torch, Triton and config, is loaded from Inductor's FX graph cache and its stages from the
-    explorer's store beside it (``g.cache == "served"``), and a graph compiled cold is stored for the next
-    one. Outputs and every later run are always fresh. ``cache=False`` captures cold, every cache bypassed
-    and nothing stored; so does a capture with ``trace_dir`` (its log must hold every stage) and a torch whose
-    FX graph cache the user turned off.
-    """
-    settings = toggles.resolve(config)
+def captured(began_ns: int, target: Any, inputs: tuple[Any, ...], *, config: Mapping[str, Any] | None = None,
+             backward: bool = False, dynamic: bool | None = False, kwargs: Mapping[str, Any] | None = None,
+             trace_dir: str | Path | None = None, progress_display: progress.Display | bool | None = None,
+             cache: bool = True, mode: str | None = None) -> Compilation:
+    """The capture of ``target(*inputs, **kwargs)`` (compiler/pipeline/capture_entry.py says what each option
+    does); ``began_ns``: when the caller's call began, which ``c.compile_time`` counts from."""
+    settings = {**toggles.mode_settings(mode), **toggles.resolve(config)}
     toggles.check_capturable(settings)
     entry, name = _entry(target)
     device = _device_of(target, inputs)
     for note in toggles.without_effect(settings, device):
-        warnings.warn(note, toggles.ToggleWarning, stacklevel=2)
+        warnings.warn(note, toggles.ToggleWarning, stacklevel=3)  # past capture_entry.capture, to the caller's line
     request = CaptureRequest(target=target, entry=entry, name=name, inputs=inputs, kwargs=dict(kwargs or {}),
                              config=config, settings=settings, device=device, backward=backward, dynamic=dynamic,
-                             trace_dir=trace_dir, cache=cache)
+                             trace_dir=trace_dir, cache=cache, began_ns=began_ns, mode=mode)
     with progress.task(f"compile {name}", display=progress_display):
         return _capture(request)
 
@@ -545,9 +607,10 @@ def _capture(request: CaptureRequest) -> Compilation:
     warm = request.cache and request.trace_dir is None and fx_graph_cache.available()
     store = CaptureStore() if warm else None
     recorder = _Recorder(request.settings, request.device, request.trace_dir, request.dynamic, store)
-    recorder.begin_call()
+    recorder.begin_call(since=request.began_ns)
     entry = request.entry
     recorder.entry_code = getattr(entry, "__code__", None) or entry.__func__.__code__
+    recorder.passed = flat_tensors(request.inputs)
     progress.step(recorder.stage)
     compiled = torch.compile(entry, backend=recorder.backend)  # dynamic: patched while compiling (recorder)
     with dynamo_codes.forgotten_unless_held(recorder.codes, recorder.held):
@@ -560,7 +623,7 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
     grad_enabled = torch.is_grad_enabled()
     started = time.perf_counter()
     mark = timing.mark()
-    recorder.hook_intervals.append(("entering the capture", recorder.call_start, time.time_ns()))
+    recorder.hook_intervals.append(("entering the capture", recorder.prepared, time.time_ns()))
     with recorder.capturing():
         internal = {**hooks.CAPTURE_SETTINGS, **hooks.device_settings(request.device),
                     **hooks.wrapper_settings(request.settings),
@@ -575,6 +638,8 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
                 if not roots:
                     raise ValueError("backward=True, but no output requires grad: give inputs or parameters requires_grad=True")
                 torch.autograd.backward(roots, [torch.ones_like(r) for r in roots])
+            if recorder.cudagraphs:  # a later replay writes the next outputs over these: the compilation keeps its own
+                outputs = _copied(outputs)
             recorder.collecting_from = time.time_ns()
         except Exception as error:
             recorder.collecting_from = time.time_ns()
@@ -589,6 +654,17 @@ def _run_and_collect(request: CaptureRequest, recorder: _Recorder, compiled: Any
     live = LiveHandles(compiled, request.target, request.inputs, request.kwargs, grad_enabled, outputs=outputs,
                        rerun=recorder.rerun)
     return _compilation(request, recorder, live, overrides, elapsed, mark)
+
+
+def _copied(outputs: Any) -> Any:
+    """``outputs`` with every tensor cloned (lists, tuples and dicts rebuilt around them)."""
+    if isinstance(outputs, torch.Tensor):
+        return outputs.detach().clone().requires_grad_(outputs.requires_grad) if outputs.is_leaf else outputs.clone()
+    if isinstance(outputs, (list, tuple)) and not hasattr(outputs, "_fields"):
+        return type(outputs)(_copied(o) for o in outputs)
+    if isinstance(outputs, dict):
+        return {key: _copied(value) for key, value in outputs.items()}
+    return outputs
 
 
 def _failed_stage(stage: str, error: BaseException) -> str:
@@ -615,4 +691,8 @@ def _compilation(request: CaptureRequest, recorder: _Recorder, live: LiveHandles
     )
     recorder.hold_codes(compilation)
     compilation.compile_calls.append(recorder.end_call("capture", recorder.collecting_from))
+    recorder.calls = compilation.compile_calls
+    no_gpu = cudagraph_capture.no_gpu_note(graphs, request.name)
+    if no_gpu:
+        recorder.notes.append(Note("warning", "triton.cudagraphs", no_gpu))
     return compilation

@@ -36,6 +36,8 @@ class CaptureRequest:
     dynamic: bool | None = False  # torch.compile's dynamic=, applied while compiling only
     trace_dir: str | Path | None = None  # where the compile's TORCH_TRACE log goes, if anywhere
     cache: bool = False  # a warm capture: graphs captured before served from the store (capture_store.py)
+    began_ns: int | None = None  # when the caller's call began (time.time_ns): c.compile_time's window starts there
+    mode: str | None = None  # torch.compile's mode, its settings already in ``settings``
 
 
 def compilation_from_capture(request: CaptureRequest, live: LiveHandles, *, graphs: list[GraphCapture],
@@ -48,7 +50,7 @@ def compilation_from_capture(request: CaptureRequest, live: LiveHandles, *, grap
     is kept as given (not copied): the capture's recorder adds what a recompile notes to the same list."""
     return Compilation(
         function=request.name,
-        toggles=toggles.toggle_names_for(request.settings) if request.config else {},
+        toggles=toggles.toggle_names_for(request.settings) if request.config or request.mode else {},
         inductor_overrides=overrides or {},
         backward=request.backward,
         timings=timings,

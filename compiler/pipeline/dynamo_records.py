@@ -25,7 +25,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from .._torch import fx_meta
+from .._torch import fx_meta, short_filenames
 from ..model.dynamo import (DynamoFrame, DynamoStage, FrameMetrics, GraphBreak, Guard, Recompile, ShapeGuard,
                             ShapeSymbol, UserLine)
 from ..model.trace_log import Record
@@ -192,8 +192,9 @@ class DynamoRecords:
             stage.frames.append(DynamoFrame(frame.compile_id, frame.function, frame.filename, frame.line,
                                             tuple(graphs.get(frame.compile_id, ())), _skipped(frame)))
             frame_guards = parse_guard_tree(frame.guard_tree or "", frame.compile_id, resolve)
-            for guard in frame_guards:
-                if guard.user_line and guard.user_code:
+            for guard in frame_guards:  # quoted only under a name the records gave in full: a short name
+                # kept would be taken as known by the next call, which could then no longer resolve it
+                if guard.user_line and guard.user_code and guard.user_line[0] in files:
                     self._quote(guard.user_line[0], guard.user_line[1], guard.user_code)
             guards += frame_guards
             for graph_break in frame.breaks:
@@ -328,7 +329,8 @@ def _resolver(files: set[str]):
     def resolve(short: str) -> str:
         if short in files:
             return short
-        return next((f for f in ordered if f.endswith(short)), short)
+        known = next((f for f in ordered if f.endswith(short)), None)
+        return known or short_filenames.full_name(short) or short
 
     return resolve
 

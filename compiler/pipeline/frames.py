@@ -3,10 +3,9 @@
 Dynamo records the Python stack that produced every FX node. For a model passed as a module the stack
 starts in the explorer's entry wrapper (``capture.py``, or ``export_capture.py``'s module around an
 exported function), which calls the model: that frame is never shown. Frames in installed packages
-(torch, transformers, ...) are library frames. A node's line (``FxNode.user_line``) is its innermost
-frame of the most specific kind present: the user's own code first, then libraries other than torch,
-then torch itself, because a torch.nn frame such as ``Conv2d.forward`` is the same line for every
-convolution of every model.
+(torch, transformers, ...) are library frames. A node's line (``FxNode.user_line``) is its line at the
+``"source"`` depth of compiler/model/lines.py: the innermost frame that is neither torch nor the standard
+library (the user's own line, or a library model's own source), torch only when nothing else is there.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
+
+from ..model import lines
 
 Frame = tuple[str, int, str]  # (file, line, function)
 
@@ -70,13 +71,17 @@ def without_entry(frames: list[Frame]) -> list[Frame]:
     return [f for f in frames if not is_entry(f[0])]
 
 
+@lru_cache(maxsize=16384)
+def source_line(frames: tuple[Frame, ...]) -> tuple[str, int] | None:
+    """A node's line (see the module docstring), read with this process's installed packages. The nodes of one
+    line share their stack, and a library model's stacks are deep: each stack is read once."""
+    return lines.source_line(list(frames), library_of)
+
+
 def best_line(frames: list[Frame]) -> tuple[str, int] | None:
-    """The innermost frame of the most specific kind present (see the module docstring)."""
-    if not frames:
-        return None
-    best = min(kind_of(f[0]) for f in frames)
-    file, line, _ = [f for f in frames if kind_of(f[0]) == best][-1]
-    return (file, line)
+    """The innermost frame of the user's own code (where an error or a recompile is theirs to fix), else the
+    source line."""
+    return lines.user_line(frames, library_of)
 
 
 def stack_lines(frames: list[Frame]) -> list[tuple[str, int]]:

@@ -62,13 +62,13 @@ def fx_stage(stage: str, gm: torch.fx.GraphModule | None) -> FxStage:
                     dtype=dtype,
                     inputs=[qualified(path, n.name) for n in node.all_input_nodes],
                     users=[qualified(path, n.name) for n in node.users],
-                    user_line=frames.best_line(stack),
+                    user_line=frames.source_line(tuple(stack)),
                     stack=stack,
                     subgraph=path or None,
                     module=fx_meta.module_path(node),
                 )
             )
-    return FxStage(stage=stage, code=graph_code(gm), nodes=nodes, module=gm)
+    return FxStage(stage=stage, code="", nodes=nodes, module=gm, code_pending=functools.partial(graph_code, gm))
 
 
 class StageNames:

@@ -10,15 +10,13 @@ import torch
 from ..model.stages import GraphCapture
 
 
-def tensor_specs(values: Any) -> list[dict[str, Any]]:
-    """Shape/dtype/device of every tensor in a (nested) tuple/list/dict of values, in order."""
-    out: list[dict[str, Any]] = []
+def flat_tensors(values: Any) -> list[torch.Tensor]:
+    """Every tensor in a (nested) tuple/list/dict of values, in order."""
+    out: list[torch.Tensor] = []
 
     def visit(value: Any) -> None:
         if isinstance(value, torch.Tensor):
-            out.append({"shape": [int(s) if isinstance(s, int) else str(s) for s in value.shape],
-                        "dtype": str(value.dtype), "device": str(value.device),
-                        "requires_grad": bool(value.requires_grad)})
+            out.append(value)
         elif isinstance(value, Mapping):
             for item in value.values():
                 visit(item)
@@ -28,6 +26,12 @@ def tensor_specs(values: Any) -> list[dict[str, Any]]:
 
     visit(values)
     return out
+
+
+def tensor_specs(values: Any) -> list[dict[str, Any]]:
+    """Shape/dtype/device of every tensor in a (nested) tuple/list/dict of values, in order."""
+    return [{"shape": [int(s) if isinstance(s, int) else str(s) for s in value.shape], "dtype": str(value.dtype),
+             "device": str(value.device), "requires_grad": bool(value.requires_grad)} for value in flat_tensors(values)]
 
 
 def user_sources(graphs: list[GraphCapture]) -> dict[str, dict[int, str]]:

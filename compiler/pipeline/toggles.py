@@ -65,6 +65,9 @@ TOGGLES: dict[str, Toggle] = {
                "Reorder the scheduled kernels to lower the estimated peak memory."),
         Toggle("cpp_wrapper", ("cpp_wrapper",),
                "Generate the wrapper as C++ compiled with the kernels (less Python per call), as AOTInductor does."),
+        Toggle("cudagraphs", ("triton.cudagraphs",),
+               "Record each graph as CUDA graphs and replay them: one launch per graph instead of one per kernel "
+               "(mode=\"reduce-overhead\"; GPU only)."),
     )
 }
 
@@ -79,9 +82,19 @@ def available() -> dict[str, Toggle]:
     return {name: t for name, t in TOGGLES.items() if t.key is not None}
 
 
-def _valid_names() -> str:
+def valid_names() -> str:
     names = ", ".join(sorted(available()))
     return f"valid toggles: {names}; or any raw Inductor key such as 'triton.cudagraphs'"
+
+
+def unknown_name(name: str) -> str:
+    """Why ``name`` is refused: neither a toggle nor an Inductor key; the nearest toggle names, else the nearest
+    Inductor keys (a raw key misspelled, ``triton.cudagraph``, is as likely as a toggle name). A name with a
+    dot is a raw key first (no toggle name has one: ``triton.cudagraph`` is nearer ``triton.cudagraphs``
+    than the toggle ``cudagraphs``)."""
+    names, keys = available(), sorted(inductor_config.key_names())
+    first, then = (keys, names) if "." in name else (names, keys)
+    return f"unknown toggle {name!r}{did_you_mean(name, first) or did_you_mean(name, then)}"
 
 
 def _check_type(name: str, value: Any, expected: type) -> None:
@@ -108,7 +121,7 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if key is None:
                 raise ToggleError(
                     f"toggle {name!r} is not supported by the installed torch (none of {list(toggle.keys)} exist); "
-                    + _valid_names()
+                    + valid_names()
                 )
             _check_type(name, value, toggle.value_type)
         elif inductor_config.has_key(name):
@@ -117,10 +130,25 @@ def resolve(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if isinstance(current, (bool, int, float, str)):
                 _check_type(name, value, type(current))
         else:
-            raise ToggleError(f"unknown toggle {name!r}{did_you_mean(name, available())}; " + _valid_names())
+            raise ToggleError(f"{unknown_name(name)}; " + valid_names())
         settings[key] = value
     _check_conflicts(settings)
     return settings
+
+
+def mode_settings(mode: str | None) -> dict[str, Any]:
+    """The Inductor settings of torch.compile's ``mode`` ("reduce-overhead": ``triton.cudagraphs``), or
+    ToggleError naming the modes there are; {} for None."""
+    if mode is None:
+        return {}
+    if not isinstance(mode, str):
+        raise ToggleError(f"mode must be a string such as 'reduce-overhead', got {mode!r} ({type(mode).__name__})")
+    try:
+        return inductor_config.mode_options(mode)
+    except KeyError:
+        modes = list(inductor_config.mode_options())
+        raise ToggleError(f"unknown mode {mode!r}{did_you_mean(mode, modes)}; torch.compile's modes here: "
+                          f"{', '.join(modes)}") from None
 
 
 def _check_conflicts(settings: Mapping[str, Any]) -> None:

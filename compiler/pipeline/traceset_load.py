@@ -14,7 +14,7 @@ from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, d
 from ..model.watch import WatchReport
 from . import aot_log
 from .trace_import import LogIndex, compilation_from_log, find_logs, index_log, rank_in_name, rank_timer_call
-from .watch import watch_of_log
+from .watch_log import watch_of_log
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:

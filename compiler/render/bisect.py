@@ -8,13 +8,13 @@ import html
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from ..model.bisect import DIVERGES, BisectResult
 from ..model.formatting import shorten
 from ..model.slots import html_of, rich_of
 from .core import table_html
+from .fit import Column, Fitted
 
 TRIAL_COLUMNS = ["#", "level", "tried", "outcome", "detail", "s"]
 CULPRIT_COLUMNS = ["level", "culprit"]
@@ -42,24 +42,33 @@ def _notes(result: BisectResult) -> list[str]:
     return notes + [note.splitlines()[0] if i else note for i, note in enumerate(result.notes)]
 
 
+def _culprit_table(rows: list[tuple[str, str]]) -> Fitted:
+    """Level and what it names; a long culprit (several kernels or lines) wraps, never cut: it is the answer."""
+    return Fitted([Column("level", [level for level, _ in rows]),
+                   Column("culprit", [value for _, value in rows], least=24, cut="fold")],
+                  title="culprit, level by level")
+
+
+def _trials_table(result: BisectResult) -> Fitted:
+    """One line per trial on a narrow terminal too: what was tried and the detail are cut (the widest first),
+    then the seconds and the level go."""
+    rows = trial_rows(result)
+    cells = list(zip(*rows)) if rows else [()] * len(TRIAL_COLUMNS)
+    number, level, tried, outcome, detail, seconds = (list(c) for c in cells)
+    return Fitted([Column("#", number, "right"), Column("level", level, drop=2),
+                   Column("tried", tried, least=24), Column("outcome", [Text(o, style=_STYLES.get(o, "")) for o in outcome]),
+                   Column("detail", detail, least=20), Column("s", seconds, "right", drop=1)],
+                  title=f"{len(result.trials)} trials")
+
+
 @rich_of.register
 def _(result: BisectResult) -> Any:
     parts: list[Any] = [Text(headline(result), style="bold")]
     rows = result.culprit_lines()
     if rows:
-        culprits = Table(title="culprit, level by level")
-        for column in CULPRIT_COLUMNS:
-            culprits.add_column(column)
-        for row in rows:
-            culprits.add_row(*row)
-        parts.append(culprits)
+        parts.append(_culprit_table(rows))
     parts += [Text(note) for note in _notes(result)]
-    trials = Table(title=f"{len(result.trials)} trials")
-    for column in TRIAL_COLUMNS:
-        trials.add_column(column)
-    for row in trial_rows(result):
-        trials.add_row(*row[:3], Text(row[3], style=_STYLES.get(row[3], "")), *row[4:])
-    parts.append(trials)
+    parts.append(_trials_table(result))
     return Group(*parts)
 
 

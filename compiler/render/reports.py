@@ -13,7 +13,9 @@ from ..model.formatting import where
 from ..model.numerics import KernelNumerics, NumericsReport
 from ..model.profile import Profile
 from ..model.slots import html_of, rich_of
+from . import call_tree
 from .core import table_html
+from .fit import Column, Fitted
 
 _TOP = 15
 
@@ -49,7 +51,9 @@ def _(p: Profile) -> Any:
                 f"wall {p.wall_ms:.4f} ms", style="bold")
     rest = ", ".join(f"{name} {ms:.4f}" for name, ms in list(p.unattributed.items())[:5])
     note = Text(f"unattributed {p.unattributed_ms:.4f} ms" + (f": {rest}" if rest else ""), style="dim")
-    return Group(head, kernels, lines, note, *(Text(f"note: {n}", style="yellow") for n in p.notes))
+    tree = call_tree.rendered(p)
+    return Group(head, kernels, lines, *([tree] if tree is not None else []), note,
+                 *(Text(f"note: {n}", style="yellow") for n in p.notes))
 
 
 @html_of.register
@@ -66,39 +70,64 @@ def _g(value: float | None) -> str:
 
 
 _STATE = {True: "ok", False: "DIVERGES", None: "not compared"}
-_NUMERICS_HEAD = ["kernel", "language", "", "max abs", "max rel", "outside tol", "compiled vs f64", "eager vs f64",
-                  "notes"]
+_NUMERICS_HEAD = ["kernel", "language", "", "error", "max abs", "max rel", "outside tol", "local max rel",
+                  "local outside tol", "compiled vs f64", "eager vs f64", "notes"]
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def _numerics_row(row: KernelNumerics) -> list[str]:
-    return [row.key, row.language, _STATE[row.ok], _g(row.max_abs), _g(row.max_rel),
-            "–" if row.mismatched is None else f"{row.mismatched:.1%}", _g(row.compiled_vs_float64),
-            _g(row.eager_vs_float64), "; ".join(row.notes)[:120]]
+    """One kernel: its state, which error leaves tolerance (local: its own; propagated: carried in its
+    inputs), and both errors."""
+    return [row.key, row.language, _STATE[row.ok], row.divergence.value if row.divergence else "",
+            _g(row.max_abs), _g(row.max_rel), _share(row.mismatched), _g(row.local_max_rel),
+            _share(row.local_mismatched), _g(row.compiled_vs_float64), _g(row.eager_vs_float64),
+            "; ".join(row.notes)[:120]]
 
 
 def _first_divergent_text(r: NumericsReport) -> str:
     if r.first_divergent is None:
-        return f"every compared kernel is within tolerance of {r.reference}"
+        return r.verdict
     nodes = r.first_divergent_nodes
     lines = ", ".join(where(u) for u in nodes.get("user_lines", []))
-    return (f"first divergent kernel: {r.first_divergent} (FX nodes {', '.join(nodes.get('fx', []))}; "
-            f"your lines {lines})")
+    return f"{r.verdict} (FX nodes {', '.join(nodes.get('fx', []))}; your lines {lines})"
+
+
+_ERROR_KINDS = ("error: local, the kernel's own output leaves tolerance when it is run on the compiled program's "
+                "own inputs to it; propagated, only the error its inputs carried from the kernels before it does")
+
+
+# the steps at which the numerics table gives a column up on a narrow terminal (fit.py): the notes are cut
+# first, then the figures a reader can do without go, then the kernel id goes on to a second line
+_NUMERICS_DROP = {"compiled vs f64": 1, "eager vs f64": 2, "language": 3, "max abs": 4, "outside tol": 5,
+                  "local outside tol": 5, "local max rel": 6, "notes": 7}
+_NUMERICS_RIGHT = {"max abs", "max rel", "outside tol", "local max rel", "local outside tol", "compiled vs f64",
+                   "eager vs f64"}
+
+
+def _numerics_table(r: NumericsReport) -> Fitted:
+    rows = [_numerics_row(row) for row in r.kernels.values()]
+    cells = list(zip(*rows)) if rows else [()] * len(_NUMERICS_HEAD)
+    columns = [Column(head, list(values), "right" if head in _NUMERICS_RIGHT else "left",
+                      least={"kernel": 24, "notes": 16}.get(head), cut_from=6 if head == "kernel" else 0,
+                      drop=_NUMERICS_DROP.get(head, 0),
+                      cut="id" if head == "kernel" else "ellipsis")
+               for head, values in zip(_NUMERICS_HEAD, cells)]
+    return Fitted(columns, f"kernels against {r.reference}, in execution order",
+                  ["bold red" if row.key == r.first_divergent else None for row in r.kernels.values()])
 
 
 @rich_of.register
 def _(r: NumericsReport) -> Any:
-    table = Table(title=f"kernels against {r.reference}, in execution order")
-    for column in _NUMERICS_HEAD:
-        table.add_column(column)
-    for row in r.kernels.values():
-        table.add_row(*_numerics_row(row), style="bold red" if row.key == r.first_divergent else None)
-    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), table]
+    parts: list[Any] = [Text(_first_divergent_text(r), style="bold"), _numerics_table(r), Text(_ERROR_KINDS, style="dim")]
     parts += [Text(note, style="dim") for note in r.notes]
     return Group(*parts)
 
 
 @html_of.register
 def _(r: NumericsReport) -> str:
-    notes = "".join(f"<p>{html.escape(n)}</p>" for n in r.notes)
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in [_ERROR_KINDS, *r.notes])
     return (f"<div><b>{html.escape(_first_divergent_text(r))}</b>"
             + table_html(_NUMERICS_HEAD, [_numerics_row(row) for row in r.kernels.values()]) + notes + "</div>")

@@ -2,8 +2,9 @@
 
 What a newcomer asks first: what was compiled, how each graph went from FX nodes to kernels, which
 loop-IR nodes Inductor fused, and for each kernel its kind, its time (when the compilation holds a
-profile) and the line of the user's code it came from. The full tree (guards, every kernel's source,
-the wrapper) stays ``rich.print(c)`` / ``--full`` away.
+profile) and the line of the user's code it came from; under CUDA graphs (``mode="reduce-overhead"``) how
+each graph runs in them and why not, on whose line. The full tree (guards, every kernel's source, the
+wrapper) stays ``rich.print(c)`` / ``--full`` away.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from ..model.compilation import Compilation
 from ..model.formatting import shorten, where
 from ..model.stages import GraphCapture, Kernel
+from . import call_tree, cudagraphs
+from .fit import Column, Fitted
 
 KERNELS_SHOWN = 12  # rows of the kernels table before "... N more"
 FUSIONS_SHOWN = 6
@@ -51,8 +52,16 @@ def compact_view(c: Compilation, kernels_shown: int = KERNELS_SHOWN) -> Group:
     for graph in c.graphs:
         parts.append(Text(f"\n{graph.id} {graph.kind}: ", style="bold") + Text(_sizes(graph)))
         parts += _fusions(graph)
+        if graph.cudagraphs is not None:
+            parts += cudagraphs.graph_lines(graph.cudagraphs)
         if kernels_shown:
             parts.append(_kernels(c, graph, profile, kernels_shown))
+    times = cudagraphs.time_text(c.cudagraphs) if any(g.cudagraphs is not None for g in c.graphs) else None
+    if times:
+        parts.append(Text(f"\n{times}", style="bold"))
+    tree = call_tree.rendered(profile) if profile is not None and kernels_shown else None
+    if tree is not None:
+        parts += [Text(""), tree]
     return Group(*parts)
 
 
@@ -121,31 +130,32 @@ def _fusions(graph: GraphCapture) -> list[Any]:
     return lines
 
 
-def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Table:
+def _kernels(c: Compilation, graph: GraphCapture, profile: Any, shown: int) -> Fitted:
+    """Kernel, kind, time, whether a CUDA graph holds it (a graph under CUDA graphs on a GPU) and the user's line
+    on one line each where the terminal allows: the line's source text is cut first, then an id too long for
+    what is left goes on to a second line (never cut)."""
     timed = profile is not None
     rows = list(graph.kernels)
     if timed:
         rows.sort(key=lambda k: -profile.ms(k))
-    # expanded, so the line column takes what is left; the kernel column is as wide as its longest id, whole
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=True)
-    table.add_column("kernel", no_wrap=True, min_width=max((len(k.id) for k in rows[:shown]), default=6))
-    table.add_column("kind", no_wrap=True, min_width=6)
+    rows = rows[:shown]
+    columns = [Column("kernel", [k.id for k in rows], least=24, cut_from=1, cut="id"),
+               Column("kind", [k.language for k in rows])]
     if timed:
-        table.add_column("ms", justify="right", no_wrap=True, min_width=6)
-    table.add_column("your line", no_wrap=True, overflow="ellipsis", ratio=1)
-    for kernel in rows[:shown]:
-        cells = [kernel.id, kernel.language]
-        if timed:
-            cells.append(f"{profile.ms(kernel):.3f}")
-        table.add_row(*cells, _line(c, kernel))
-    if len(rows) > shown:
-        table.caption = f"... {_counted(len(rows) - shown, 'more kernel')} ({graph.id}.kernels)"
-    return table
+        columns.append(Column("ms", [f"{profile.ms(k):.3f}" for k in rows], "right"))
+    if graph.cudagraphs is not None and graph.cudagraphs.device.startswith("cuda"):
+        held = [graph.cudagraphs.kernel_state(k.id)[0] for k in rows]
+        columns.append(Column("CUDA graph", ["yes" if h else "no" for h in held]))
+    columns.append(Column("your line", [_line(c, k) for k in rows], least=16))
+    more = len(graph.kernels) - len(rows)
+    caption = f"... {_counted(more, 'more kernel')} ({graph.id}.kernels)" if more > 0 else None
+    return Fitted(columns, caption=caption, show_edge=False)
 
 
 def _line(c: Compilation, kernel: Kernel) -> str:
-    """``file.py:12  source text`` of the kernel's first line in the user's own code (else its first line)."""
-    own = [u for u in kernel.user_lines if u[0] not in c.library_files] or kernel.user_lines[:1]
+    """``file.py:12  source text`` of the kernel's first line that is neither torch's nor the standard library's:
+    your line, or a library model's own (else its first line)."""
+    own = [u for u in kernel.user_lines if c.library_files.get(u[0]) not in ("torch", "python")] or kernel.user_lines[:1]
     if not own:
         return kernel.provenance_note or "-"
     file, line = own[0]

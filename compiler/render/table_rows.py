@@ -33,6 +33,7 @@ class KernelRow:
     share: float | None = None  # of the profile's total
     max_rel: float | None = None  # worst relative error in the latest numerics report
     ok: bool | None = None  # None: not checked
+    divergence: str | None = None  # which error leaves tolerance: "local" (its own) or "propagated"
     first_divergent: bool = False
 
 
@@ -109,6 +110,7 @@ def kernel_rows(graph: GraphCapture, profile: Any = None, numerics: Any = None) 
         if (graph.id, kernel.id) in checks:
             key, check = checks[(graph.id, kernel.id)]
             row.max_rel, row.ok = check.max_rel, check.ok
+            row.divergence = check.divergence.value if check.divergence else None
             row.first_divergent = key == numerics.first_divergent
         rows.append(row)
     return rows

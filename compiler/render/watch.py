@@ -13,6 +13,7 @@ from rich.text import Text
 from ..model.formatting import shorten, where
 from ..model.slots import html_of, rich_of
 from ..model.watch import BreakCount, CompileEvent, FrameStats, LiveView, Step, WatchReport
+from ..model.watch_cudagraphs import CudaGraphStepEvent
 from .core import table_html
 
 _STEPS_SHOWN = 5  # the slowest steps
@@ -54,6 +55,12 @@ COMPILE_COLUMNS = ["step", "compile", "function", "reason", "line", "value", "co
 BREAK_COLUMNS = ["graph break", "line", "function", "fired"]
 FRAME_COLUMNS = ["frame", "function", "defined", "calls", "est. ms", "mean us", "compiles", "recompiles", "breaks"]
 STEP_COLUMNS = ["step", "ms", "compiled graphs run", "compiles"]
+CUDAGRAPH_COLUMNS = ["step", "compile", "function", "CUDA graph tree", "times", "reason"]
+
+
+def _cudagraph_row(event: CudaGraphStepEvent) -> list[str]:
+    return [str(event.step), event.compile_id, event.function, event.kind.value, str(event.count),
+            shorten(event.reason, _REASON_WIDTH, squash=True)]
 
 
 def watch_tables(report: WatchReport) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -65,6 +72,8 @@ def watch_tables(report: WatchReport) -> list[tuple[str, list[str], list[list[st
         ("Compiled frames (time sampled: one call in %d)" % report.sample_every, FRAME_COLUMNS,
          [_frame_row(f) for f in report.frames]),
         (f"Slowest steps (of {len(report.steps)})", STEP_COLUMNS, [_step_row(s) for s in sorted(slowest, key=lambda s: s.index)]),
+        ("CUDA graphs (replays counted per step)", CUDAGRAPH_COLUMNS,
+         [_cudagraph_row(e) for e in report.cudagraph_events]),
     ]
     return [(title, columns, rows) for title, columns, rows in tables if rows]
 
@@ -84,9 +93,23 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
     return table
 
 
+def headline(report: WatchReport) -> str:
+    """``watch of a loop: 10 steps, ...`` (``still running`` while the loop runs)."""
+    running = " (still running)" if report.active else ""
+    return f"watch of {report.source}{running}: {report.summary()}"
+
+
+def _note_line(note: str) -> str:
+    """A note's first line: torch's warnings run to a dozen lines, all of them kept in ``w.notes``."""
+    lines = note.strip().splitlines() or [""]
+    return lines[0] + (f" ({len(lines) - 1} more lines in w.notes)" if len(lines) > 1 else "")
+
+
 @rich_of.register
 def _(report: WatchReport) -> Any:
-    parts: list[Any] = [Text(f"watch ({report.source}): {report.summary()}", style="bold")]
+    parts: list[Any] = [Text(headline(report), style="bold")]
+    if report.steps_made_by:
+        parts.append(Text(f"steps: {report.steps_made_by}"))
     if report.error:
         parts.append(Text(f"the loop raised {report.error}; everything before it is shown", style="red"))
     if report.cache:
@@ -94,20 +117,22 @@ def _(report: WatchReport) -> Any:
     for title, columns, rows in watch_tables(report):
         parts.append(_table(title, columns, rows))
     for note in report.notes:
-        parts.append(Text(f"note: {note}", style="dim"))
+        parts.append(Text(f"note: {_note_line(note)}", style="dim"))
     return Group(*parts)
 
 
 @html_of.register
 def _(report: WatchReport) -> str:
-    out = [f"<div class='ie-watch'><p><b>watch ({html.escape(report.source)})</b>: {html.escape(report.summary())}</p>"]
+    out = [f"<div class='ie-watch'><p><b>{html.escape(headline(report))}</b></p>"]
+    if report.steps_made_by:
+        out.append(f"<p>steps: {html.escape(report.steps_made_by)}</p>")
     if report.error:
         out.append(f"<p style='color:#b00'>the loop raised {html.escape(report.error)}; everything before it is shown</p>")
     if report.cache:
         out.append(f"<p>caches: {html.escape(_cache_text(report))}</p>")
     for title, columns, rows in watch_tables(report):
         out.append(f"<h4>{html.escape(title)}</h4>{table_html(columns, rows)}")
-    out += [f"<p><i>note: {html.escape(n)}</i></p>" for n in report.notes]
+    out += [f"<p><i>note: {html.escape(_note_line(n))}</i></p>" for n in report.notes]
     out.append("</div>")
     return "".join(out)
 
@@ -130,7 +155,7 @@ def _(view: LiveView) -> Any:
         frame_rows = [_frame_row(f) for f in frames]  # without the sampled times: they settle only over the run
         parts.append(_table("Compiled frames", FRAME_COLUMNS[:4] + FRAME_COLUMNS[6:], [r[:4] + r[6:] for r in frame_rows]))
     for note in report.notes:
-        parts.append(Text(f"note: {note}", style="dim"))
+        parts.append(Text(f"note: {_note_line(note)}", style="dim"))
     return Group(*parts)
 
 

@@ -10,7 +10,10 @@ under. That event tells:
    Inductor's own event around a Triton launch (named after the kernel) or an operator matched in
    wrapper order to the graph's extern kernels (``aten::mm`` to the graph's next ``extern_kernels.mm``);
 3. where no host event tells (the launch sat directly under the graph mark), a CUDA kernel named as one
-   of the graph's Triton kernels.
+   of the graph's Triton kernels;
+4. a kernel replayed from a CUDA graph (``mode="reduce-overhead"``): every kernel of one replay shares its
+   ``cudaGraphLaunch``; they are matched together to the recorded function's kernels
+   (compiler/runs/cudagraph_attribution.py).
 
 What was launched inside a graph call and none of these explains is unattributed, under its CUDA name.
 """
@@ -24,6 +27,7 @@ from typing import Any
 
 from .._torch.profiling import RawEvent
 from ..model.profile import KernelRef
+from .cudagraph_attribution import ReplayKeys, graph_launches
 from .externs import externs_in_wrapper_order
 
 
@@ -132,8 +136,12 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
             for key in call.keys:
                 if key is not None:
                     out.calls[key] += 1
+    (launches, replays), replay_keys = graph_launches(events), ReplayKeys(c, refs)
+    in_replay = {id(e): i for group in replays.values() for i, e in enumerate(group)}
     for activity in activities:
         launcher = host.get(activity.linked)
+        if launcher is None or launcher.thread not in calls:  # a replayed kernel linked to no host operator
+            launcher = launches.get(activity.correlation)
         if launcher is None or launcher.thread not in calls:
             continue
         thread_calls = calls[launcher.thread]
@@ -144,17 +152,24 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
         call = thread_calls[index]
         spent = (activity.end_ns - activity.start_ns) / 1e3
         out.total_us += spent
-        top = _enclosing(call.starts, at)
-        key = call.keys[top] if top >= 0 and at <= call.tops[top].end_ns else None
-        if key is None:
-            key = graphs.by_name.get(call.graph, {}).get(activity.name)
-            if key is not None:
+        replay = replays.get(activity.correlation)
+        if replay is not None:
+            key, starts = replay_keys.keys(call.graph, activity.correlation, replay)[in_replay[id(activity)]]
+            if key is not None and starts:
                 out.calls[key] += 1
+        else:
+            top = _enclosing(call.starts, at)
+            key = call.keys[top] if top >= 0 and at <= call.tops[top].end_ns else None
+            if key is None:
+                key = graphs.by_name.get(call.graph, {}).get(activity.name)
+                if key is not None:
+                    out.calls[key] += 1
         if key is None:
             out.unattributed[activity.name] += spent
             continue
         out.kernel_us[key] += spent
-        out.key_of_correlation[activity.correlation] = key
+        if replay is None:  # a replay's kernels share one correlation: it names none of them
+            out.key_of_correlation[activity.correlation] = key
         run = _enclosing(run_starts, at)
         if run >= 0 and at <= runs[run].end_ns:
             out.run_us[key][run] += spent

@@ -10,6 +10,17 @@ Errors are also computed against a float64 run of the same nodes, so a report sa
 that disagrees with eager is closer to the exact result than eager is (the common, benign case when a
 fused kernel keeps bfloat16 intermediates in float32).
 
+That comparison gives each buffer its *propagated* error: the eager run starts from the graph's inputs,
+so a buffer's error holds the rounding of every kernel before it, and a bfloat16 matmul that sums
+rounding its inputs carried within tolerance leaves tolerance itself. Each buffer also gets its *local*
+error: the graph runs eagerly once more where every node the compiled program kept a buffer of takes
+that buffer's value (``reference.on_own_inputs``), so a kernel's nodes run on the values the compiled
+program gave the kernel, and an extern kernel's op runs again on the very arguments it was called with.
+The first divergent kernel is the first whose local error leaves tolerance: a matmul that only sums
+rounding from before is not it. Local errors are computed where the propagated ones leave tolerance, so
+a program within tolerance is not run a third time. The buffers are the copies the observed run already
+made; the figures are read back once a graph call and once at the end.
+
 Default tolerances, per dtype of the buffer (``|compiled - reference| <= atol + rtol * |reference|``
 element by element): float64 1e-7/1e-7, float32 1e-4/1e-5 (fused kernels reassociate sums), float16
 1e-3/1e-5, bfloat16 1.6e-2/1e-5 (torch.testing's); integer and bool buffers must be equal.
@@ -20,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -58,12 +69,52 @@ def _largest(values: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
     return torch.where(where, values, torch.zeros((), dtype=values.dtype, device=values.device)).max()
 
 
+class Readback:
+    """Figures of many comparisons, reduced on their devices and read back together: one synchronisation
+    a device for all of them. Reading each buffer's figures as it was compared stalled the host once a
+    buffer (about 800 a 24-block training step), and the local comparisons would have doubled that."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[torch.Tensor, Callable[[list[float]], None]]] = []
+
+    def add(self, figures: list[torch.Tensor], fill: Callable[[list[float]], None]) -> None:
+        """``fill`` gets the figures' values, in order, when they are read."""
+        self._pending.append((torch.stack([f.double() for f in figures]), fill))
+
+    def read(self) -> None:
+        by_device: dict[torch.device, list[tuple[torch.Tensor, Callable[[list[float]], None]]]] = defaultdict(list)
+        for values, fill in self._pending:
+            by_device[values.device].append((values, fill))
+        self._pending = []
+        for pending in by_device.values():
+            flat = torch.cat([values for values, _ in pending]).tolist()
+            at = 0
+            for values, fill in pending:
+                fill(flat[at:at + len(values)])
+                at += len(values)
+
+
+def _outside(a64: torch.Tensor, b64: torch.Tensor, rtol: float, atol: float) -> list[torch.Tensor]:
+    """The fraction of elements outside tolerance, the largest finite error, and the largest finite
+    magnitude of the reference where both sides are finite (what max_rel is relative to). NaN against
+    NaN and an infinity against the same one agree (``isclose``)."""
+    diff = (a64 - b64).abs()
+    finite = a64.isfinite() & b64.isfinite()
+    outside = ~torch.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=True)
+    return [outside.double().mean(), _largest(diff, finite), _largest(b64.abs(), finite)]
+
+
+def _unequal(a: torch.Tensor, b: torch.Tensor) -> list[torch.Tensor]:
+    """Integer and bool buffers: the fraction of elements that differ, and the largest difference."""
+    return [(a.to(b.dtype) != b).double().mean(), (a.double() - b.double()).abs().max()]
+
+
 def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact: torch.Tensor | None,
-            rtol: float | None, atol: float | None) -> None:
+            rtol: float | None, atol: float | None, readback: Readback | None = None) -> None:
     """Fill ``check`` with the errors of ``compiled`` against ``ref`` (and both against ``exact``), on the
     compiled buffer's device: copying every buffer of a GPU model to the host took seconds a check. Every
-    figure of a buffer is reduced on the device and read back at once (one synchronisation a buffer, not
-    one a figure: a 24-block training step compares about 800 buffers)."""
+    figure is reduced on the device; given a ``readback``, they are read with the report's others (its
+    ``read()`` fills ``check``), else at once."""
     check.dtype, check.shape = str(compiled.dtype), list(compiled.shape)
     if list(ref.shape) != list(compiled.shape):
         check.note = f"the buffer is a view of shape {list(compiled.shape)}, the node's value has {list(ref.shape)}"
@@ -71,8 +122,8 @@ def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact
     check.compared = True
     a, b = compiled.detach(), ref.detach().to(compiled.device)
     floating = a.is_floating_point() or a.is_complex()
+    check.rtol, check.atol = tolerance(compiled.dtype, rtol, atol) if floating else (0.0, 0.0)
     if not a.numel():  # nothing differs
-        check.rtol, check.atol = tolerance(compiled.dtype, rtol, atol) if floating else (0.0, 0.0)
         check.mismatched = check.max_abs = check.max_rel = 0.0
         check.ok = True
         if floating:
@@ -80,36 +131,58 @@ def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact
             if exact is not None and list(exact.shape) == list(a.shape):
                 check.compiled_vs_float64 = check.eager_vs_float64 = 0.0
         return
+    now = readback is None
+    readback = Readback() if readback is None else readback
     if not floating:
-        equal = a.to(b.dtype) == b
-        mismatched, max_abs = torch.stack([(~equal).double().mean(), (a.double() - b.double()).abs().max()]).tolist()
-        check.rtol = check.atol = 0.0
-        check.mismatched, check.max_abs, check.max_rel = mismatched, max_abs, max_abs
-        check.ok = mismatched == 0
+        def fill_exact(values: list[float]) -> None:
+            check.mismatched, check.max_abs = values
+            check.max_rel = check.max_abs
+            check.ok = check.mismatched == 0
+
+        readback.add(_unequal(a, b), fill_exact)
+    else:
+        a64, b64 = a.double(), b.double()
+        figures = [a64.isnan().sum(), b64.isnan().sum(), a64.isinf().sum(), b64.isinf().sum(),
+                   *_outside(a64, b64, check.rtol, check.atol)]
+        exact_ok = exact is not None and list(exact.shape) == list(a.shape)
+        if exact_ok:
+            e64 = exact.detach().to(a.device, torch.float64)
+            both = a64.isfinite() & b64.isfinite() & e64.isfinite()
+            figures += [_largest((a64 - e64).abs(), both), _largest((b64 - e64).abs(), both), _largest(e64.abs(), both)]
+
+        def fill(values: list[float]) -> None:
+            nan_a, nan_b, inf_a, inf_b, mismatched, max_abs, scale = values[:7]
+            check.nan, check.inf = (int(nan_a), int(nan_b)), (int(inf_a), int(inf_b))
+            check.mismatched, check.max_abs = mismatched, max_abs
+            check.max_rel = _rel(max_abs, scale)
+            check.ok = mismatched == 0
+            if exact_ok:
+                compiled_worst, eager_worst, exact_scale = values[7:]
+                check.compiled_vs_float64 = _rel(compiled_worst, exact_scale)
+                check.eager_vs_float64 = _rel(eager_worst, exact_scale)
+
+        readback.add(figures, fill)
+    if now:
+        readback.read()
+
+
+def compare_local(check: BufferCheck, compiled: torch.Tensor, local: torch.Tensor, readback: Readback) -> None:
+    """Fill ``check``'s local figures: ``compiled`` against ``local``, the value its node has when run on
+    the compiled program's own inputs to it, within the tolerance ``compare`` gave ``check``."""
+    a, b = compiled.detach(), local.detach().to(compiled.device)
+    if not a.numel():
+        check.local_mismatched = check.local_max_abs = check.local_max_rel = 0.0
+        check.local_ok = True
         return
-    a64, b64 = a.double(), b.double()
-    finite = a64.isfinite() & b64.isfinite()
-    same_special = (a64.isnan() & b64.isnan()) | (a64.isinf() & b64.isinf() & (a64 == b64))
-    diff = (a64 - b64).abs()
-    check.rtol, check.atol = tolerance(compiled.dtype, rtol, atol)
-    within = (finite & (diff <= check.atol + check.rtol * b64.abs())) | same_special
-    figures = [a64.isnan().sum(), b64.isnan().sum(), a64.isinf().sum(), b64.isinf().sum(),
-               (~within).double().mean(), _largest(diff, finite), _largest(b64.abs(), finite)]
-    exact_ok = exact is not None and list(exact.shape) == list(a.shape)
-    if exact_ok:
-        e64 = exact.detach().to(a.device, torch.float64)
-        both = finite & e64.isfinite()
-        figures += [_largest((a64 - e64).abs(), both), _largest((b64 - e64).abs(), both), _largest(e64.abs(), both)]
-    values = torch.stack([f.double() for f in figures]).tolist()
-    nan_a, nan_b, inf_a, inf_b, mismatched, max_abs, scale = values[:7]
-    check.nan, check.inf = (int(nan_a), int(nan_b)), (int(inf_a), int(inf_b))
-    check.mismatched, check.max_abs = mismatched, max_abs
-    check.max_rel = _rel(max_abs, scale)
-    check.ok = mismatched == 0
-    if exact_ok:
-        compiled_worst, eager_worst, exact_scale = values[7:]
-        check.compiled_vs_float64 = _rel(compiled_worst, exact_scale)
-        check.eager_vs_float64 = _rel(eager_worst, exact_scale)
+    floating = a.is_floating_point() or a.is_complex()
+
+    def fill(values: list[float]) -> None:
+        check.local_mismatched, check.local_max_abs = values[:2]
+        check.local_max_rel = _rel(check.local_max_abs, values[2]) if floating else check.local_max_abs
+        check.local_ok = check.local_mismatched == 0
+
+    rtol, atol = check.rtol or 0.0, check.atol or 0.0
+    readback.add(_outside(a.double(), b.double(), rtol, atol) if floating else _unequal(a, b), fill)
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -122,33 +195,48 @@ class _GraphCall:
     calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # kernel id -> calls so far
     pending_externs: list[Any] = field(default_factory=list)  # extern kernels not yet seen in this call
     writes: list[tuple[str, int, dict[str, torch.Tensor]]] = field(default_factory=list)  # kernel, call, buffers
+    extern_args: dict[str, list[Any]] = field(default_factory=dict)  # extern kernel -> the arguments it was given
+    unchanging: set[int] = field(default_factory=set)  # storages of the inputs no kernel of the call writes
 
 
 def _copy(value: Any) -> Any:
     return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
-class _Observer:
-    """Copies graph inputs and the buffers each kernel call wrote, while the compiled function runs once."""
+def _storage(value: torch.Tensor) -> int:
+    return value.untyped_storage().data_ptr()
 
-    def __init__(self, c: Any) -> None:
+
+class _Observer:
+    """Copies graph inputs, the buffers each kernel call wrote and the arguments each extern call was
+    given, while the compiled function runs once."""
+
+    def __init__(self, c: Any, mutated: dict[str, set[str]]) -> None:
         self.graphs = {g.id: g for g in c.graphs}
         self.calls = {(g.id, k.id): kernel_io.kernel_calls(k, g.wrapper.source) for g in c.graphs for k in g.kernels}
         self.externs = {g.id: sorted((k for k in g.kernels if k.language == "extern"),
                                      key=lambda k: k.wrapper_lines[0] if k.wrapper_lines else 0) for g in c.graphs}
+        self.written_inputs = {g.id: _written_inputs(g, self.calls, mutated.get(g.id)) for g in c.graphs}
         self.current: dict[str, _GraphCall] = {}
         self.order: list[_GraphCall] = []
 
     def graph_call(self, label: str, invoke: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        record = _GraphCall(label, [_copy(x) for x in args[0]], pending_externs=list(self.externs[label]))
+        inputs, written = args[0], self.written_inputs[label]
+        record = _GraphCall(label, [_copy(x) for x in inputs], pending_externs=list(self.externs[label]),
+                            unchanging=set() if written is None else {
+                                _storage(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and i not in written})
         self.current[label] = record
         self.order.append(record)
         return invoke()
 
     def kernel_call(self, label: str, invoke: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        result = invoke()
         graph, _, name = label.partition("/")
         record = self.current.get(graph)
+        if record is not None and name.startswith("extern:"):
+            # what it reads, before it runs (an extern may write in place): the local error of an extern is
+            # its op run again on these; an input nothing writes is the run's own tensor, not a copy
+            given = [a if not isinstance(a, torch.Tensor) or _storage(a) in record.unchanging else _copy(a) for a in args]
+        result = invoke()
         if record is None:
             return result
         if name.startswith("extern:"):
@@ -162,6 +250,7 @@ class _Observer:
             buffer = calls[0].keyword_output if calls else None
             if isinstance(out, torch.Tensor) and buffer:
                 record.writes.append((kernel.id, 0, {buffer: _copy(out)}))
+                record.extern_args[kernel.id] = given
             return result
         index = record.calls[name]
         record.calls[name] += 1
@@ -173,8 +262,25 @@ class _Observer:
         return result
 
 
-def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, list[str]]:
-    observer = _Observer(c)
+def _written_inputs(graph: Any, calls: dict[tuple[str, str], list[Any]], mutated: set[str] | None) -> set[int] | None:
+    """Positions of the graph's inputs that a kernel call writes or an op of the graph mutates (``mutated``:
+    ``reference.mutated_inputs``); the rest keep their values through the call. None, all of them, without
+    its post-grad graph."""
+    gm = graph.post_grad.module
+    if gm is None or mutated is None:
+        return None
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    written = set(mutated)
+    for kernel in graph.kernels:
+        for call in calls.get((graph.id, kernel.id), ()):
+            written.update(call.outputs.values())
+            if call.keyword_output:
+                written.add(call.keyword_output)
+    return {i for i, name in enumerate(names) if name in written}
+
+
+def _run_observed(c: Any, edits: Mapping[Any, str] | None, mutated: dict[str, set[str]]) -> tuple[_Observer, list[str]]:
+    observer = _Observer(c, mutated)
     found = substitution.substitutes(c, edits, "check_numerics(edits=...)")
     namespaces, prefixes, graph_labels = [], {}, []
     for graph in c.graphs:
@@ -191,13 +297,13 @@ def _run_observed(c: Any, edits: Mapping[Any, str] | None) -> tuple[_Observer, l
     return observer, edited
 
 
-def _observe(c: Any, edits: Mapping[Any, str] | None) -> tuple[list[_GraphCall], dict[tuple[str, str], list[Any]],
+def _observe(c: Any, edits: Mapping[Any, str] | None, mutated: dict[str, set[str]]) -> tuple[list[_GraphCall], dict[tuple[str, str], list[Any]],
                                                                 list[str], list[str]]:
     """Each graph call's inputs and the buffers each kernel call wrote; the wrapper's call sites of each
     kernel; the kernels edited; notes. An AOTInductor package is observed through a copy that saves its
     kernels' tensors (compiler/runs/package_numerics.py), a Python wrapper by watching its calls."""
     if c.export is None:
-        observer, edited = _run_observed(c, edits)
+        observer, edited = _run_observed(c, edits, mutated)
         return observer.order, observer.calls, edited, []
     if edits:
         raise ValueError("check_numerics(edits=...) replaces kernels in the Python wrapper; a package's kernels are "
@@ -209,7 +315,8 @@ def _observe(c: Any, edits: Mapping[Any, str] | None) -> tuple[list[_GraphCall],
 # ------------------------------------------------------------------------------------------ the report
 
 
-def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
+def _references(graph: Any, inputs: list[Any], written: set[str],
+                want_exact: bool) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
     """The graph's node values in eager (None when it cannot run eagerly) and in float64 (empty when it
     cannot: flash and memory-efficient attention on a GPU have no float64 kernel), and a note saying
     what is missing. Without float64 values kernels are still compared against eager."""
@@ -219,13 +326,13 @@ def _references(graph: Any, inputs: list[Any], want_exact: bool) -> tuple[dict[s
         return None, {}, (f"{graph.id}: the graph has {len(placeholders)} inputs but was called with {len(inputs)}; "
                           "its kernels were not compared")
     try:
-        eager = reference.node_values(gm, [_copy(x) for x in inputs])
+        eager = reference.node_values(gm, inputs, written=written)
     except Exception as error:  # an op with no eager implementation: say so, keep the rest of the report
         return None, {}, f"{graph.id}: running its post-grad graph eagerly failed ({type(error).__name__}: {error})"
     if not want_exact:
         return eager, {}, ""
     try:
-        return eager, reference.node_values(gm, [_copy(x) for x in inputs], upcast=True), ""
+        return eager, reference.node_values(gm, inputs, upcast=True, written=written), ""
     except Exception as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         return eager, {}, (f"{graph.id}: running its post-grad graph in float64 failed ({type(error).__name__}: "
@@ -243,7 +350,8 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
             raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
     replay.check_runnable(c, "check_numerics()")
-    order, call_sites, edited, notes = _observe(c, edits)
+    mutated = {g.id: reference.mutated_inputs(g.post_grad.module) for g in c.graphs if g.post_grad.module is not None}
+    order, call_sites, edited, notes = _observe(c, edits, mutated)
     graphs = {g.id: g for g in c.graphs}
     keys = kernel_keys(c)
     rows: dict[str, KernelNumerics] = {}
@@ -253,13 +361,16 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                     for g in c.graphs if g.post_grad.module is not None}
     inputs_of = {g.id: {n.name for n in g.post_grad.nodes if n.op == "placeholder"} for g in c.graphs}
     ran: dict[str, set[str]] = defaultdict(set)  # graph -> the nodes that ran in its eager reference
+    readback = Readback()
     for record in order:
         graph = graphs[record.graph]
-        eager, exact, note = _references(graph, record.inputs, want_exact=True)
+        eager, exact, note = _references(graph, record.inputs, mutated.get(graph.id, set()), want_exact=True)
         if note:
             notes.append(note)
         ran[graph.id].update(eager or ())
         missing = eager is None or (reference_kind == "float64" and not exact)
+        kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]] = defaultdict(list)  # node, run -> buffers
+        given: dict[tuple[str, int], list[Any]] = {}  # node, run -> the arguments its extern kernel was called with
         for kernel_id, index, written in record.writes:
             kernel = graph.kernel(kernel_id)
             iteration = index // max(1, len(call_sites.get((graph.id, kernel_id), ())))  # of a loop its call sites are in
@@ -286,17 +397,56 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                     item.note = f"the node {node} does not produce one tensor"
                 else:
                     truth = _call_value(exact, node, iteration)
-                    compare(item, value, ref if reference_kind == "eager" else truth, truth, rtol, atol)
+                    compare(item, value, ref if reference_kind == "eager" else truth, truth, rtol, atol, readback)
+                    if item.compared:
+                        kept[(node, iteration)].append((value, item))
+                    if kernel_id in record.extern_args:
+                        given[(node, iteration)] = record.extern_args[kernel_id]
+        del eager, exact  # the local run keeps no values: only one graph's are held at a time
+        readback.read()  # the local errors are computed where the propagated ones leave tolerance
+        if any(item.ok is False for buffers in kept.values() for _, item in buffers):
+            note = _local_errors(graph, record.inputs, mutated[graph.id], kept, given, reference_kind == "float64",
+                                 readback)
+            if note:
+                notes.append(note)
+    readback.read()
     for graph in c.graphs:  # kernels that never ran (or were not observed) still get a row
         for kernel in graph.kernels:
             key = keys[(graph.id, kernel.id)]
             if key not in rows:
                 note = _unobserved(kernel, random_of.get(graph.id, {}), ran.get(graph.id))
                 rows[key] = KernelNumerics(key, graph.id, kernel.id, kernel.language, 0, [BufferCheck("-", None, 0, note=note)])
-    first = next((key for key, row in rows.items() if row.ok is False), None)
+    first = next((key for key, row in rows.items() if row.introduces_error), None)
     report = NumericsReport(reference_kind, c.device, rtol, atol, rows, first, notes=notes, edited=edited)
     _link(report, c)
     return report
+
+
+def _local_errors(graph: Any, inputs: list[Any], written: set[str],
+                  kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]],
+                  given: dict[tuple[str, int], list[Any]], upcast: bool, readback: Readback) -> str:
+    """Compare every kept buffer whose propagated error leaves tolerance with its node run on the compiled
+    program's own values (its kernel's local error), in one more eager run of the graph: ``kept`` maps
+    (node, run) to the buffers holding its compiled value, ``given`` to the arguments of the extern
+    kernel computing it. A buffer within tolerance of eager gets no local error: whatever its kernel did
+    leaves the program within tolerance there, and a program within tolerance is not run again. An
+    extern kernel's inputs may be buffers no node holds (a layout copy Inductor made, the output of an
+    attention it calls through torch.ops): run on its own arguments, its local error is its op's and
+    only its op's. Returns a note when that run fails (the buffers keep their propagated errors)."""
+    def check(node: str, run: int, local: torch.Tensor) -> None:
+        for value, item in kept[(node, run)]:
+            if item.ok is False:
+                compare_local(item, value, local, readback)
+
+    compiled = {where: buffers[0][0] for where, buffers in kept.items()}
+    try:
+        reference.on_own_inputs(graph.post_grad.module, inputs, compiled, given, check, upcast=upcast, written=written)
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return (f"{graph.id}: running its post-grad graph on the compiled program's own buffers failed "
+                f"({type(error).__name__}: {first}); the kernels it had not reached have no local error, and there a "
+                "kernel whose propagated error leaves tolerance counts as introducing it")
+    return ""
 
 
 def _call_value(values: dict[str, list[Any]], node: str, iteration: int) -> Any:

@@ -13,13 +13,15 @@ kernels:
 - extern calls (``extern_kernels.mm``, cuBLAS, cuDNN, flash attention...) are the operator events the
   wrapper makes directly inside a compiled graph's call, matched in wrapper order to the graph's
   ``extern`` kernels by operator name;
+- under CUDA graphs (``mode="reduce-overhead"``) a replay's kernels are matched together to the recorded
+  function's kernels (compiler/runs/cudagraph_attribution.py): the same kernel ids as launched one by one;
 - what no kernel explains is ``unattributed_ms``, broken down by what it was (operator or CUDA kernel
   names; on CPU also the wrapper's own Python between kernels).
 
-Times then spread upwards through provenance, evenly: a kernel's time is split equally over the
-post-grad nodes it computes (a view it reads, such as a matmul's transposed weight, gets none),
-equally over its FX nodes and equally over its user lines, so each of those maps sums to the time of
-the kernels that have such links.
+Times then spread upwards through provenance by what each node costs (compiler/model/attribution.py):
+a kernel's time over the post-grad nodes it computes, each node's over the FX nodes it was made from, and
+each FX node's to its line (``line_ms``: the source depth, a library model's own lines; ``p.lines(depth)``
+and ``p.call_tree()`` for the others). Views get none, an extern kernel's node all of its kernel's.
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from typing import Any, Iterable
 import torch
 
 from .._torch import profiling, runtime
-from ..model import progress, provenance, slots
+from ..model import progress, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
 from ..model.unstable_times import spread_note, thread_note, usable_cores
 from . import replay
+from .cudagraph_runs import observed
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
 from .named_attribution import attribute_named, uses_named_ranges
@@ -97,9 +100,10 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
     walls: list[float] = []
     with progress.task(f"profile {c.function}") as task, profiling.marked_kernels(namespaces), \
             profiling.marked_graph_calls(graph_marks):
-        for done in range(warmup):
-            task.step("warm-up", done, warmup)
-            run()
+        with observed(c, "profile"):  # under CUDA graphs: the warm-up and recording show in g.cudagraphs.events
+            for done in range(warmup):
+                task.step("warm-up", done, warmup)
+                run()
         replay.synchronize(c.device)
         with profiling.recording(activities) as prof:
             for done in range(runs):
@@ -245,41 +249,9 @@ def _profile_of(c: Any, refs: dict[str, KernelRef], runs: int, kernel_us: dict[s
         unattributed_ms = max(0.0, total_ms - sum(kernel_ms.values()))
     else:
         unattributed_ms = sum(unattributed.values())
-    post_grad_ms, fx_node_ms, line_ms = _spread(c, refs, kernel_ms)
-    return Profile(device=c.device, runs=runs, warmup=0, total_ms=total_ms, wall_ms=0.0, kernel_ms=kernel_ms,
-                   kernel_calls={key: calls.get(key, 0) / runs for key in refs}, kernels=refs,
-                   post_grad_ms=post_grad_ms, fx_node_ms=fx_node_ms, line_ms=line_ms,
-                   unattributed_ms=unattributed_ms, unattributed=unattributed, timeline=timeline)
-
-
-def _spread(c: Any, refs: dict[str, KernelRef], kernel_ms: dict[str, float]) -> tuple[
-        dict[str, dict[str, float]], dict[str, dict[str, float]], dict[tuple[str, int], float]]:
-    graphs = {g.id: g for g in c.graphs}
-    post_grad: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    fx: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    lines: dict[tuple[str, int], float] = defaultdict(float)
-    nodes_by_graph = {g.id: ({n.name: n for n in g.post_grad.nodes}, {n.name: n for n in g.fx.nodes})
-                      for g in c.graphs}
-    for key, ref in refs.items():
-        ms = kernel_ms.get(key, 0.0)
-        kernel = graphs[ref.graph].kernel(ref.kernel)
-        computing = provenance.computing_nodes(kernel, nodes_by_graph[ref.graph][0])
-        made_from = provenance.computing_fx_nodes(kernel, nodes_by_graph[ref.graph][0])
-        for names, into in ((computing, post_grad[ref.graph]), (made_from, fx[ref.graph])):
-            for name in names:
-                into[name] += ms / len(names)
-        own = _own_lines(nodes_by_graph[ref.graph], kernel)
-        for file, line in own:
-            lines[(file, int(line))] += ms / len(own)
-    return ({g: dict(v) for g, v in post_grad.items()}, {g: dict(v) for g, v in fx.items()}, dict(lines))
-
-
-def _own_lines(nodes: tuple[dict[str, Any], dict[str, Any]], kernel: Any) -> list[tuple[str, int]]:
-    """The lines the kernel's computing nodes were traced at (each node's ``user_line``), not their callers,
-    the library frames below them or the views the kernel reads, which ``k.user_lines`` also lists: time
-    belongs where the op was written. ``nodes``: the graph's post-grad nodes and FX nodes, each by name."""
-    post_grad, fx = nodes
-    mine = [post_grad[n] for n in provenance.computing_nodes(kernel, post_grad) if n in post_grad]
-    mine += [fx[n] for n in provenance.computing_fx_nodes(kernel, post_grad) if n in fx]
-    own = list(dict.fromkeys(n.user_line for n in mine if n.user_line))
-    return own or list(kernel.user_lines[:1])
+    profile = Profile(device=c.device, runs=runs, warmup=0, total_ms=total_ms, wall_ms=0.0, kernel_ms=kernel_ms,
+                      kernel_calls={key: calls.get(key, 0) / runs for key in refs}, kernels=refs,
+                      post_grad_ms={}, fx_node_ms={}, line_ms={}, unattributed_ms=unattributed_ms,
+                      unattributed=unattributed, timeline=timeline, compilation=c)
+    profile.respread()
+    return profile

@@ -19,6 +19,7 @@ import torch
 
 from .._torch import dynamo_codes
 from ..model import slots
+from .cudagraph_runs import observed
 
 
 class NotRunnableError(RuntimeError):
@@ -144,7 +145,7 @@ def run_again(c: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if args is None:
         raise NotRunnableError("run() without inputs needs the example inputs the compilation was captured with, "
                                "and they were released; pass inputs: c.run(x)")
-    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, args):
+    with torch.set_grad_enabled(grad_mode(c)), captured_only(c, args), observed(c, "run"):
         return c.live.compiled(*args, **(kwargs if inputs else (c.live.call_kwargs or {})))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Mapping
 
-from .._torch import runtime
+from .._torch import cudagraph_tree, runtime
 from ..model import slots
 from ..model.formatting import did_you_mean
 from . import replay
@@ -53,7 +53,9 @@ def swapped(c: Any, found: Mapping[tuple[str, str], Any]) -> Iterator[list[str]]
                 if kernel.name in namespace:
                     originals.append((namespace, kernel.name, namespace[kernel.name]))
                     namespace[kernel.name] = found[(graph.id, kernel.id)]
-        yield [f"{g}/{k}" for g, k in found]
+        # a CUDA graph recorded the original kernels: under mode="reduce-overhead" the edited ones launch one by one
+        with cudagraph_tree.without_cuda_graphs():
+            yield [f"{g}/{k}" for g, k in found]
     finally:
         for namespace, name, original in reversed(originals):
             namespace[name] = original

@@ -20,13 +20,14 @@ Trials run in this process by default, or in worker processes (``workers=``) or 
 hang is a trial result (compiler/sweeps/bisect_pool.py); the check always runs here. Every trial runs on clones
 of the inputs, under the same seed (eager too), with Inductor's caches off for the trial, compiling a private
 copy of the entry function (compiler/sweeps/bisect_program.py); the user's other compiled functions are not
-reset (no ``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state and a
-module's parameters and buffers are as they were, also when something raised.
+reset (no ``torch._dynamo.reset()``). Afterwards torch's config, the bisector's state, the RNG state, a
+module's parameters and buffers, and ``sys.stdout`` / ``sys.stderr`` are as they were, also when something raised.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import traceback
 from typing import Any, Callable, Iterator, Mapping
@@ -37,6 +38,7 @@ from .._torch import compiler_bisect, inductor_config
 from ..model import progress
 from ..model.bisect import CHECK_RAISED, DIVERGES, MATCHES, UNAVAILABLE, BisectResult, FusionCulprit, Trial
 from ..model.numerics import BufferCheck
+from ..model.setting_changes import setting_changes
 from ..model.what_if import FusionEdit, WhatIfError, unfuse_edit
 from ..pipeline.capture import capture
 from ..runs import numerics, replay
@@ -287,14 +289,45 @@ def _named_node(result: BisectResult, c: Any) -> None:
         return
 
 
+def _setting_level(result: BisectResult, program: Program, c: Any) -> None:
+    """Where the setting that avoids the culprit acts: the program captured with it too, the two compared
+    kernel by kernel (compiler/model/setting_changes.py). Its kernels and lines are the result's unless a
+    deeper level (a lowered node, a fused group) names its own."""
+    if not (result.avoided_by and result.avoided_by_checked):
+        return
+    try:
+        fixed = capture(program.target, *program.inputs, kwargs=program.kwargs, config=result.avoided_by)
+    except Exception as error:  # noqa: BLE001 - the levels above stand without it
+        result.notes.append(f"the program could not be captured with {result.avoided_by}, so the kernels it "
+                            f"changes are not named: {type(error).__name__}: {error}")
+        return
+    result.setting = setting_changes(c, fixed, result.avoided_by)
+    result.notes += result.setting.notes
+    if not result.kernels and result.setting.kernels:
+        result.kernels = [k.kernel for k in result.setting.kernels]
+        result.user_lines = result.setting.user_lines
+
+
 # ------------------------------------------------------------------------------------------ the face
 
 
 @contextlib.contextmanager
+def _streams_kept() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as they were: a terminal's progress bar swaps them while it is drawn
+    and puts back what it found when it started, which need not be what the caller had."""
+    stdout, stderr = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+@contextlib.contextmanager
 def _kept(target: Any) -> Iterator[None]:
-    """Torch's config, the RNG and the module's state as they were, whatever happens inside."""
+    """Torch's config, the RNG, the module's state and the standard streams as they were, whatever happens
+    inside."""
     devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
-    with (compiler_bisect.inductor_config_kept(), torch.random.fork_rng(devices=devices),
+    with (_streams_kept(), compiler_bisect.inductor_config_kept(), torch.random.fork_rng(devices=devices),
           replay.module_state_kept(target)):
         yield
 
@@ -391,6 +424,7 @@ def _search(search: _Search, result: BisectResult, program: Program, fusion: boo
         return
     result.compilation = c
     _named_node(result, c)
+    _setting_level(result, program, c)
     if fusion:
         _fusion_level(search, result, c)
     else:

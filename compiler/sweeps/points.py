@@ -59,8 +59,7 @@ def configs_of(grid: Mapping[str, Sequence[Any]] | None, configs: Sequence[Mappi
     for config in found:
         for name in config:
             if not isinstance(name, str) or (name not in toggles.TOGGLES and not inductor_config.has_key(name)):
-                raise SweepError(f"unknown toggle {name!r} in the sweep; valid toggles: "
-                                 f"{', '.join(sorted(toggles.available()))}, or a raw Inductor key such as 'triton.cudagraphs'")
+                raise SweepError(f"{toggles.unknown_name(str(name))} in the sweep; {toggles.valid_names()}")
     return found
 
 

@@ -266,6 +266,11 @@ with explorer.watch() as w:
         step_fn(torch.randn(8, 8), 4 if i < 20 else 5)
         time.sleep(0.1)
         w.step()""",
+    """def lines(x):
+    a = x.sin()
+    b = a * 2 + 1
+    return b.cos()
+ExplorerWidget(explorer.compile(lines, torch.rand(64, 64)), stage='fused')""",
 ]
 
 
@@ -300,16 +305,36 @@ def test_unfuse_in_the_fused_view_compares_beside_the_group(unfuse_watch_tab, tm
     assert box.locator('.ie-whatif-totals [data-total="kernels"] td').all_inner_texts() == ["2", "3"]
     tab.screenshot(path=str(tmp_path / "lab-what-if.png"))
 
-    widget.locator('.ie-fused[data-name="op2"] .ie-name').click()
+    widget.locator('.ie-fused[data-name="op2"] .ie-name').click()  # the extern call: nothing to unfuse, said at once
     settle(tab)
-    box.locator(".ie-whatif-unfuse").click()
-    box.locator('.ie-whatif-result.ie-error[data-group="op2"]').wait_for(timeout=60_000)
-    assert "extern call" in box.locator(".ie-whatif-result").inner_text()
+    assert box.locator(".ie-whatif-unfuse").is_disabled()
+    assert box.locator(".ie-whatif-unfuse").get_attribute("data-action") == "none"
+    assert "this group is an extern call (a library kernel), never fused" in box.locator(".ie-whatif-why").inner_text()
     widget.locator('.ie-fused[data-name="op0_op1"] .ie-name').click()  # its comparison is kept
     settle(tab)
     assert box.locator('.ie-whatif-result[data-group="op0_op1"] .ie-whatif-verdict').count() == 1
     assert widget.locator(".ie-fused").count() == 2 and widget.locator(".ie-sum-kernels strong").inner_text() == kernels_before
     assert tab.outside_requests == []
+
+
+def test_a_loop_of_three_lines_is_offered_cut_at_its_lines(unfuse_watch_tab):
+    """One scheduler node holding three user lines (Inductor inlined them while lowering): the box offers to cut
+    it, and c.what_if(unfuse=group) answers with one kernel per line."""
+    tab = unfuse_watch_tab
+    run_cell(tab, 3)
+    widget = tab.locator(".jp-Notebook .jp-Cell").nth(3).locator(".ie-root")
+    widget.locator('.ie-fused[data-name="op0"] .ie-name').wait_for(timeout=180_000)
+    settle(tab)
+    widget.locator('.ie-fused[data-name="op0"] .ie-name').click()
+    settle(tab)
+    box = widget.locator(".ie-whatif")
+    button = box.locator(".ie-whatif-unfuse")
+    assert (button.inner_text(), button.get_attribute("data-action"), button.is_disabled()) == ("cut at lines", "cut", False)
+    assert box.locator(".ie-whatif-head").inner_text().startswith("What if op0 were cut at its lines?")
+    button.click()
+    box.locator('.ie-whatif-result[data-group="op0"]').wait_for(timeout=120_000)
+    assert box.locator(".ie-whatif-verdict").inner_text().startswith("cutting op0 (cos, add, mul, sin) at your lines")
+    assert box.locator('.ie-whatif-totals [data-total="kernels"] td').all_inner_texts() == ["1", "3"]
 
 
 def test_the_watch_widget_follows_a_running_loop(unfuse_watch_tab, tmp_path):
@@ -337,5 +362,6 @@ def test_the_watch_widget_follows_a_running_loop(unfuse_watch_tab, tmp_path):
     assert "n == 4" in detail.locator('[data-field="reason"] .ie-v').inner_text()
     assert "== 4" in detail.locator('[data-field="guard"] .ie-v').inner_text()
     assert view.locator('.ie-watch-frames [data-col="calls"]').inner_text() == "40"
+    assert "steps: marked by w.step() / w.steps_of()" in view.locator(".ie-watch-rule").inner_text()
     tab.screenshot(path=str(tmp_path / "lab-watch.png"))
     assert tab.outside_requests == []

@@ -452,6 +452,44 @@ def test_first_divergent_badge_selects_that_kernel(browser, tmp_path):
     assert page.errors == []
 
 
+def test_an_error_only_carried_in_is_marked_propagated_and_left_calm(browser, tmp_path):
+    import torch
+
+    import explorer
+    from tests import workloads
+
+    torch.manual_seed(0)
+    args = ((torch.rand(32, 64) + 1).bfloat16(), torch.randn(64, 48).bfloat16())
+    c = explorer.compile(workloads.bf16_amplified_then_cancelled, *args)
+    report = c.check_numerics()
+    (mm,) = [k.id for k in c.kernels if k.language == "extern"]
+    cancel = report.first_divergent
+    assert report.kernels[mm].ok is False and report.kernels[cancel].divergence.value == "local"
+    page = open_export(browser, c, tmp_path, "local.html")
+    assert page.locator(".ie-first-divergent-btn").get_attribute("data-kernel") == cancel
+    click(page, '.ie-stage-btn[data-stage="kernels"]')
+    cell = {k: page.locator(f'.ie-kitem[data-id="{k}"] .ie-kcol-error') for k in (mm, cancel)}
+    assert cell[mm].get_attribute("data-divergence") == "propagated" and "prop." in cell[mm].inner_text()
+    assert cell[cancel].get_attribute("data-divergence") == "local" and "local" in cell[cancel].inner_text()
+    # the kernel that made the error is heated; the matmul that only carried it in is not
+    assert "background" in (cell[cancel].locator(".ie-num").get_attribute("style") or "")
+    assert "background" not in (cell[mm].locator(".ie-num").get_attribute("style") or "")
+    click(page, f'.ie-kitem[data-id="{mm}"]')
+    assert "max rel 0 · max abs 0 · within tolerance" in page.locator(".ie-side .ie-measure-local").first.inner_text()
+    assert "(propagated)" in page.locator(".ie-side .ie-measure-divergence").first.inner_text()
+    # with no kernel whose own error leaves tolerance, the strip names where the accumulated error does
+    calm = explorer.compile(workloads.bf16_rounding_amplified, *args)
+    assert calm.check_numerics().first_divergent is None
+    page = open_export(browser, calm, tmp_path, "accumulated.html")
+    assert page.locator(".ie-first-divergent-btn").count() == 0 and page.locator(".ie-numerics-ok").count() == 0
+    badge = page.locator(".ie-accumulated-btn")
+    assert badge.get_attribute("data-kernel") == mm and "no kernel's own error leaves tolerance" in badge.inner_text()
+    badge.click()
+    settle(page)
+    assert mm in page.locator(".ie-links-head").first.inner_text()
+    assert page.errors == []
+
+
 def test_kernel_detail_shows_launch_facts_as_a_table_and_folds_the_rest(browser, tmp_path):
     trace = json.loads((FIXTURES / "gpu_transformer.json").read_text())
     kernel = next(k for k in trace["graphs"][0]["kernels"] if k["language"] == "triton")

@@ -1,7 +1,10 @@
 """explorer.bisect: models whose culprit is known, on the CPU (torch 2.13's CompilerBisector, in this process).
 
-- ``torch.rand`` in the compiled region: Inductor draws other numbers than eager unless ``fallback_random``;
-  torch's bisector tries that config change after the three pass families and names it.
+- ``torch.rand_like`` in the compiled region: Inductor draws other numbers than eager unless ``fallback_random``;
+  torch's bisector tries that config change after the three pass families and names it; captured with it and
+  without, the kernel that draws the numbers and the line of ``rand_like`` are named (not the line before it).
+- a bfloat16 ``((x * 1.001 - x) * 8).sum(-1)``: eager rounds each step to bfloat16, Inductor's one kernel keeps
+  float32 unless ``emulate_precision_casts``; that kernel and its line are named.
 - a post-grad custom pass the test breaks on purpose (``post_grad_custom_post_pass`` multiplying every mul by
   1.001): the bisector lands on ``post_grad_passes`` and, by bisecting its applications, on the pass by name.
 - a fusion that keeps a bfloat16 value in float32: ``y = x + 1000`` is returned (stored as bfloat16, its spacing
@@ -15,8 +18,10 @@ Each bisect is module-scoped (one per model); the whole file takes about a minut
 
 from __future__ import annotations
 
+import io
 import math
 import re
+import sys
 
 import pytest
 import torch
@@ -29,11 +34,16 @@ from tests import isolated
 
 
 def noisy(x):
-    return x + torch.rand(x.shape)
+    y = x * 2  # LINE: scaled
+    return y + torch.rand_like(y)  # LINE: rand_like
+
+
+def bf16_scaled_difference(x):
+    return ((x * 1.001 - x) * 8).sum(-1)  # LINE: bf16
 
 
 def scaled_relu(x, y):
-    return (x * y).relu() + 1
+    return (x * y).relu() + 1  # LINE: scaled_relu
 
 
 def bf16_kept_in_float32(x, w):
@@ -62,13 +72,19 @@ def _line(marker: str) -> int:
 
 def _bisector_state():
     bisector = compiler_bisector.CompilerBisector
-    return (bisector.bisection_enabled, bisector.in_process_cache,
+    return (bisector.bisection_enabled, bisector.in_process_cache, "print" in vars(compiler_bisector),
             {backend: [s.name for s in items] for backend, items in compiler_bisector.BACKENDS.items()})
 
 
 @pytest.fixture(scope="module")
 def rand_result():
     return explorer.bisect(noisy, torch.ones(4, 4))
+
+
+@pytest.fixture(scope="module")
+def bf16_result():
+    x = torch.rand(8, 64, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    return explorer.bisect(bf16_scaled_difference, x)
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +120,65 @@ def test_rand_in_the_compiled_region_is_blamed_on_fallback_random(rand_result):
     assert "Setting config inductor field fallback_random to True fixed the issue" in r.log
 
 
+def test_a_config_culprit_names_the_kernel_that_draws_the_numbers_and_its_line(rand_result):
+    """Captured with fallback_random and without, kernels paired by their nodes: the kernel that computes
+    rand_like (by the capture's provenance) is the one whose code changes, and only rand_like's line is named,
+    not the line of y that the same kernel computes."""
+    r = rand_result
+    graph = r.compilation.graphs[0]
+    drawing = [k.id for k in graph.kernels if "rand_like" in k.fx_nodes]
+    assert len(drawing) == 1 and {"y", "rand_like"} <= set(graph.kernel(drawing[0]).fx_nodes)
+    (changed,) = r.setting.kernels
+    assert (changed.graph, changed.kernel, changed.fx_nodes, changed.how) == (
+        graph.id, drawing[0], ["rand_like"], "lowered differently")
+    made = set(graph.fx.node("rand_like").post_grad)  # Inductor's random ops in place of aten.rand_like
+    assert changed.post_grad_nodes and set(changed.post_grad_nodes) == made & set(graph.kernel(drawing[0]).post_grad_nodes)
+    assert any("rand_like" in kernel for kernel in changed.becomes)  # with it, aten.rand_like computes it
+    assert r.kernels == drawing and r.user_lines == [(__file__, _line("rand_like"))]
+    assert ("it changes", f"{drawing[0]}: rand_like lowered differently; with it: {', '.join(changed.becomes)}") \
+        in r.culprit_lines()
+
+
+def test_a_precision_culprit_names_the_kernel_that_rounds_differently_and_its_line(bf16_result):
+    r = bf16_result
+    assert (r.backend, r.subsystem) == ("inductor", "inductor_emulate_precision_casts"), r
+    assert r.avoided_by == {"emulate_precision_casts": True} and r.avoided_by_checked
+    (graph,) = r.compilation.graphs
+    (kernel,) = graph.kernels
+    (changed,) = r.setting.kernels
+    # the same post-grad ops either way: the kernel's lines that round to bfloat16 changed, and they compute
+    # the difference that eager rounds at each step
+    assert (changed.kernel, changed.how) == (kernel.id, "generated differently")
+    assert "sub" in changed.fx_nodes and set(changed.fx_nodes) <= set(kernel.fx_nodes)
+    assert r.kernels == [kernel.id] and r.user_lines == [(__file__, _line("bf16"))]
+    assert "nothing was fused" in r.fusion_note
+
+
+def test_each_level_says_what_it_lights_in_the_view(rand_result):
+    from widgets import ExplorerWidget
+
+    r = rand_result
+    changed = r.setting.kernels[0]
+    links = {c["level"]: c for c in r.culprit_links()}
+    assert list(links) == [level for level, _ in r.culprit_lines()]
+    for level in ("config change", "avoided by", "it changes"):
+        assert (links[level]["graph"], links[level]["fx"], links[level]["kernels"]) == (
+            "g0", ["rand_like"], [changed.kernel]), level
+        assert links[level]["post_grad"] == changed.post_grad_nodes
+        assert links[level]["user_lines"] == [[__file__, _line("rand_like")]]
+    assert links["backend"]["graph"] is None and not links["backend"]["kernels"]
+    assert links["kernel"]["kernels"] == [changed.kernel]
+    assert links["lines"]["user_lines"] == [[__file__, _line("rand_like")]]
+    view = r.trace_view()
+    assert view["culprits"] == r.culprit_links()
+    widget = ExplorerWidget(view)
+    assert widget.summary["culprits"] == r.culprit_links() and "culprits" not in widget.summary["parts"]
+    widget.select("culprit", "1")
+    assert widget.selection == {"kind": "culprit", "id": "1"}
+    with pytest.raises(ValueError, match=f"this view has {len(links)} culprit levels"):
+        widget.select("culprit", str(len(links)))
+
+
 def test_a_broken_post_grad_pass_is_found_by_name(pass_result):
     r, config_unchanged = pass_result
     assert config_unchanged
@@ -117,6 +192,9 @@ def test_a_broken_post_grad_pass_is_found_by_name(pass_result):
     assert {"inductor / pre_grad_passes: disabled": "bad", "inductor / post_grad_passes: disabled": "good"}.items() \
         <= {t.what: t.outcome for t in r.trials}.items()
     assert ("application", f"#{r.application}: post_grad_custom_post_pass") in r.culprit_lines()
+    (changed,) = r.setting.kernels  # captured with the pass turned off: the mul it rewrote is lowered otherwise
+    assert (changed.fx_nodes, changed.how) == (["mul"], "lowered differently")
+    assert r.kernels == [changed.kernel] and r.user_lines == [(__file__, _line("scaled_relu"))]
 
 
 def test_the_pass_repro_says_how_torchs_bisector_reproduces_it(pass_result, tmp_path):
@@ -215,10 +293,12 @@ def test_state_is_as_it_was_after_a_check_raises_inside_torchs_bisector():
 
 def test_state_is_as_it_was_after_an_interrupt():
     calls = []
+    streams = sys.stdout, sys.stderr
 
     def check(compiled, eager):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2:  # inside torch's bisector, with the streams swapped as a live display swaps them
+            sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
             raise KeyboardInterrupt
         return False
 
@@ -226,6 +306,7 @@ def test_state_is_as_it_was_after_an_interrupt():
     with pytest.raises(KeyboardInterrupt):
         explorer.bisect(matching, torch.ones(3), check=check)
     assert inductor_config.save_config() == config and _bisector_state() == state
+    assert sys.stdout is streams[0] and sys.stderr is streams[1]
 
 
 def sin_then_scale(x):

@@ -1,21 +1,21 @@
 """``python -m explorer bisect SCRIPT``: a script's ``fn`` and ``inputs`` bisected, printed with rich; exit 0 on a
 culprit, 1 on none, 2 on bad input with one line.
 
-The culprit case runs the command in a fresh interpreter (``torch.rand`` in the compiled region: the culprit is
-``fallback_random``; ``--no-fusion``, about 25 s with its first compile). The other cases call ``main`` in this
+The culprit case runs the command in a fresh interpreter under a pseudo-terminal 100 columns wide, as a user's
+terminal does (``torch.rand`` in the compiled region: the culprit is ``fallback_random``; ``--no-fusion``, about
+25 s with its first compile). The other cases call ``main`` in this
 process: a matching program (one compile), and bad input that fails before anything compiles.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from explorer.__main__ import main
+from tests import pseudo_terminal
 from tests.paths import ROOT
 
 
@@ -25,7 +25,9 @@ def _script(tmp_path, text, name="program.py"):
     return path
 
 
-def test_a_culprit_is_printed_and_exits_0(tmp_path):
+def test_a_culprit_is_printed_under_a_terminal_and_the_streams_are_restored(tmp_path):
+    """Under a terminal the progress bar redirects sys.stdout while it is drawn; the bisect's own capture of
+    what torch's bisector prints must not end up as the process's stdout (the table was lost, exit 0)."""
     script = _script(tmp_path, """
         import torch
 
@@ -34,11 +36,19 @@ def test_a_culprit_is_printed_and_exits_0(tmp_path):
 
         inputs = (torch.ones(4, 4),)
         """)
-    done = subprocess.run([sys.executable, "-m", "explorer", "bisect", str(script), "--no-fusion"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "160"})
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    driver = ("import sys\n"
+              "from explorer.__main__ import main\n"
+              "streams = sys.stdout, sys.stderr\n"
+              f"code = main(['bisect', {str(script)!r}, '--no-fusion'])\n"
+              "kept = sys.stdout is streams[0] and sys.stderr is streams[1]\n"
+              "print('streams restored:', kept, type(sys.stdout).__name__, file=sys.__stdout__, flush=True)\n"
+              "sys.exit(code)\n")
+    done = pseudo_terminal.run([sys.executable, "-c", driver], columns=100, cwd=ROOT)
+    text = done.text
+    assert done.returncode == 0, text[-3000:]
+    assert "streams restored: True" in text, text[-3000:]
     for expected in ("culprit, level by level", "inductor_fallback_random", "fallback_random=True (checked)"):
-        assert expected in done.stdout
+        assert expected in text, text[-3000:]
 
 
 def test_a_matching_program_exits_1(tmp_path, capsys):

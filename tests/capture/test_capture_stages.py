@@ -144,6 +144,13 @@ def test_fx_stages_keep_modules_and_shapes(demo_compilation):
     assert "aten.mm" in graph.post_grad.code or "aten.addmm" in graph.post_grad.code
 
 
+def test_a_graphs_code_is_printed_when_first_read():
+    c = explorer.compile(lambda x: x.sin() + 1, torch.randn(4), cache=False)
+    for stage in (c.graphs[0].fx, c.graphs[0].post_grad):
+        assert stage.code_pending is not None and object.__getattribute__(stage, "code") == ""
+        assert stage.code == stage.module.print_readable(print_output=False) and stage.code_pending is None
+
+
 def test_wrapper_calls_every_kernel(all_compilations):
     for c in all_compilations:
         for graph in c.graphs:

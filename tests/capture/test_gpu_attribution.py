@@ -9,10 +9,12 @@ import torch
 import explorer
 from compiler._torch import profiling
 from compiler._torch.profiling import RawEvent
+from compiler.model.cudagraphs import CudaGraphPartition, GraphCudaGraphs
 from compiler.model.keys import kernel_keys
 from compiler.model.profile import KernelRef
 from compiler.runs.externs import externs_in_wrapper_order
 from compiler.runs.gpu_attribution import attribute_gpu
+from compiler.runs.profile import run_ms
 from tests import workloads
 
 RUN, GRAPH = "run", "explorer-graph:"
@@ -148,3 +150,40 @@ def test_raw_events_of_a_real_profile_link_nothing_on_cpu_and_carry_the_marks():
     inside = [e for e in events if e.name == "aten::add" and mark.start_ns <= e.start_ns <= mark.end_ns]
     assert inside and inside[0].thread == mark.thread and not inside[0].on_device
     assert all(e.linked == 0 for e in events)
+
+
+def test_kernels_replayed_from_a_cuda_graph_go_to_the_recorded_functions_launches(compiled):
+    c, refs = compiled
+    graph = c.graphs[0]
+    launches = [k.id for _, k in sorted((line, k) for k in graph.kernels for line in k.wrapper_lines)]
+    assert any(graph.kernel(k).language == "extern" for k in launches)
+    graph.cudagraphs = GraphCudaGraphs(device="cuda:0", partitions=[CudaGraphPartition(
+        index=0, captured=True, function="partition_0", kernels=list(dict.fromkeys(launches)), launches=launches)])
+    key_of = {r.kernel: key for key, r in refs.items() if r.graph == graph.id}
+    try:
+        r = Recorder()
+        expected_us: dict[str, float] = {}
+        for run, start in enumerate((0, 100_000)):
+            r.host(RUN, 1, start, start + 50_000)
+            mark = r.host(GRAPH + graph.id, 1, start + 100, start + 40_000)
+            call = r.host("## Call CompiledFxGraph fx0 ##", 1, start + 200, start + 39_000)
+            r.next_id += 1
+            correlation = 5000 + r.next_id  # one launch of the whole recorded function
+            r.events.append(RawEvent("cudaGraphLaunch", False, 1, start + 300, start + 310, correlation, call))
+            at = start + 1_000
+            for kernel_id in launches:
+                kernel = graph.kernel(kernel_id)
+                # cuBLAS may run two device kernels for one extern call
+                names = ["gemm_main", "gemm_epilogue"] if kernel.language == "extern" else [kernel.name]
+                for name in names:
+                    r.events.append(RawEvent(name, True, 0, at, at + 100, correlation, mark))
+                    expected_us[key_of[kernel_id]] = expected_us.get(key_of[kernel_id], 0.0) + 0.1
+                    at += 200
+        out = attribute_gpu(c, refs, r.events, RUN, GRAPH)
+    finally:
+        graph.cudagraphs = None
+    assert dict(out.unattributed) == {}
+    assert {key: pytest.approx(us) for key, us in expected_us.items()} == dict(out.kernel_us)
+    assert dict(out.calls) == {key_of[k]: 2 * launches.count(k) for k in set(launches)}  # two runs
+    assert out.key_of_correlation == {}  # one correlation names a whole replay, not a kernel
+    assert {key: len(runs) for key, runs in run_ms(out.run_us).items()} == {key: 2 for key in expected_us}

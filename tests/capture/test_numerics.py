@@ -13,6 +13,7 @@ from rich.console import Console
 import explorer
 from compiler._torch import inductor_config
 from compiler.io import reports
+from compiler.model.numerics import Divergence
 from compiler.runs import numerics
 from compiler.runs.replay import NotRunnableError
 from tests import workloads
@@ -78,6 +79,97 @@ def test_a_toggle_the_cpu_backend_ignores_is_said_and_the_drift_stays(cancellati
     assert emulated.check_numerics().first_divergent == fused.id
 
 
+@pytest.fixture(scope="module")
+def amplified():
+    """bfloat16 rounding within tolerance that a matmul amplifies past it: alone, and followed by a kernel
+    whose own error leaves tolerance."""
+    torch.manual_seed(0)
+    args = ((torch.rand(32, 64) + 1).bfloat16(), torch.randn(64, 48).bfloat16())
+    return (args, explorer.compile(workloads.bf16_rounding_amplified, *args),
+            explorer.compile(workloads.bf16_amplified_then_cancelled, *args))
+
+
+def _within(a, b):
+    rtol, atol = numerics.TOLERANCES[torch.bfloat16]
+    return torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol)
+
+
+def test_a_matmul_that_amplifies_earlier_rounding_is_never_first_divergent(amplified):
+    (x, w), c, _ = amplified
+    (pointwise,), (mm,) = [k for k in c.kernels if k.language == "cpp"], [k for k in c.kernels if k.language == "extern"]
+    # the premise, against eager: the pointwise kernel rounds otherwise than eager, within tolerance; the
+    # matmul of the compiled h is the compiled y bit for bit; y is outside tolerance of eager's
+    h, y = c.run()
+    eager_h, eager_y = workloads.bf16_rounding_amplified(x, w)
+    assert not torch.equal(h, eager_h) and _within(h, eager_h)
+    assert torch.equal(h @ w, y) and not _within(y, eager_y)
+    report = c.check_numerics()
+    assert list(report.kernels) == [pointwise.id, mm.id]
+    row = report.kernels[mm.id]
+    assert row.ok is False and report.divergent == [mm.id]  # its propagated error: what was blamed before
+    assert row.local_ok is True and row.local_max_abs == 0.0 and row.divergence is Divergence.PROPAGATED
+    first = report.kernels[pointwise.id]
+    assert first.ok is True and first.divergence is None
+    assert first.local_ok is None and first.local_max_abs is None  # within tolerance: nothing to trace back
+    assert report.first_divergent is None and report.first_divergent_nodes == {} and report.locally_divergent == []
+    assert not report.ok and report.verdict == (
+        f"no kernel's own error leaves tolerance of eager; their accumulated error does, first at {mm.id} "
+        "(propagated error)")
+    assert repr(row).startswith(f"KernelNumerics({mm.id}: DIVERGES (propagated), max rel ")
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(report)
+    text = console.file.getvalue()
+    assert report.verdict in text and "local max rel" in text
+    line = next(t for t in text.splitlines() if t.lstrip("│ ").startswith(mm.id))
+    assert "DIVERGES" in line and "propagated" in line
+    # against float64 too: the matmul of the compiled h in float64 is the compiled y, rounded once
+    exact = c.check_numerics(reference="float64")
+    row = exact.kernels[mm.id]
+    assert row.ok is False and row.local_ok is True and 0 < row.local_max_rel < 0.01 and exact.first_divergent is None
+
+
+def test_a_kernel_wrong_after_the_amplifying_matmul_is_still_named(amplified):
+    _, _, c = amplified
+    (pointwise, cancel), (mm,) = [k for k in c.kernels if k.language == "cpp"], [k for k in c.kernels if k.language == "extern"]
+    report = c.check_numerics()
+    assert list(report.kernels) == [pointwise.id, mm.id, cancel.id]
+    assert report.divergent == [mm.id, cancel.id] and report.locally_divergent == [cancel.id]
+    assert report.first_divergent == cancel.id and report.kernels[cancel.id].divergence is Divergence.LOCAL
+    assert report.kernels[mm.id].divergence is Divergence.PROPAGATED and report.kernels[mm.id].local_max_abs == 0.0
+    assert report.kernels[cancel.id].local_mismatched > 0.5
+    assert report.verdict == f"first divergent kernel: {cancel.id} (local error)"
+    assert "sub" in report.first_divergent_nodes["post_grad"]
+    loaded = reports.numerics_from_json(reports.numerics_to_json(report))
+    assert loaded == report and loaded.kernels[mm.id].divergence is Divergence.PROPAGATED
+
+
+def test_a_bf16_llama_names_a_kernel_that_rounds_and_no_extern_kernel():
+    """transformers' Llama from its config in bfloat16 (random weights, SDPA): rounding that fused kernels
+    introduce within tolerance reaches the matmuls after them. Each extern kernel runs again on the very
+    arguments the program gave it, also where they are buffers no node holds (the attention's output
+    the output projection reads): its local error is nil."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=256, max_position_embeddings=64, use_cache=False,
+                         attn_implementation="sdpa")
+    model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    with torch.no_grad():
+        c = explorer.compile(model, torch.randint(0, 256, (2, 32)))
+    report = c.check_numerics()
+    externs = [row for row in report.kernels.values() if row.language == "extern" and row.compared]
+    blamed = [row for row in externs if row.ok is False]  # what the propagated comparison alone blamed
+    assert len(externs) >= 14 and len(blamed) >= 7  # 7 matmuls a layer
+    assert all(row.local_max_abs == 0.0 for row in blamed), blamed
+    assert all(row.local_ok is None for row in externs if row.ok)  # within tolerance: nothing to trace back
+    first = report.kernels[report.first_divergent]
+    assert first.language == "cpp" and first.divergence is Divergence.LOCAL
+    assert first.compiled_vs_float64 < first.eager_vs_float64  # its own rounding, closer to the exact result
+    assert report.locally_divergent[0] == report.first_divergent
+    assert all(report.kernels[key].language != "extern" for key in report.locally_divergent)
+
+
 def test_float64_reference_and_explicit_tolerances(cancellation):
     c, _, _ = cancellation
     fused = next(k for k in c.kernels if k.language == "cpp")
@@ -94,10 +186,10 @@ def test_a_graph_with_no_float64_kernel_is_still_compared_against_eager(cancella
     c, _, _ = cancellation
     real = numerics.reference.node_values
 
-    def no_float64(gm, inputs, upcast=False):
+    def no_float64(gm, inputs, upcast=False, written=None):
         if upcast:
             raise RuntimeError('"efficient_attention" not implemented for \'Double\'\nmore detail')
-        return real(gm, inputs)
+        return real(gm, inputs, written=written)
 
     monkeypatch.setattr(numerics.reference, "node_values", no_float64)
     report = c.check_numerics()
@@ -118,11 +210,31 @@ def test_float32_model_is_clean_and_mutated_state_is_left_alone():
     x_before = x.clone()
     report = c.check_numerics()
     assert report.ok, report.kernels
+    assert report.first_divergent is None and report.locally_divergent == []  # each run started from the same stats
     assert all(torch.equal(before[name], t) for name, t in model.state_dict().items())  # running stats too
     assert torch.equal(x, x_before)
     # the BatchNorm kernel updates its running statistics in place: compared with the graph's copy-back
     checked = [b.buffer for row in report.kernels.values() for b in row.compared]
     assert any(buffer.startswith("primals") for buffer in checked)
+
+
+def test_reference_runs_copy_only_the_inputs_their_graph_writes():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def writes_two_of_three(x, y, z):
+        x.view(-1).index_put_((torch.tensor([0]),), torch.tensor(1.0))  # through a view
+        y.copy_(z * 2)
+        return z + 1
+
+    gm = make_fx(writes_two_of_three)(torch.zeros(2, 2), torch.zeros(4), torch.ones(4))
+    assert numerics.reference.mutated_inputs(gm) == {"x_1", "y_1"}
+    inputs = [torch.zeros(2, 2), torch.zeros(4), torch.ones(4)]
+    eager = numerics.reference.node_values(gm, inputs)
+    exact = numerics.reference.node_values(gm, inputs, upcast=True)
+    assert [t.tolist() for t in inputs] == [[[0.0, 0.0], [0.0, 0.0]], [0.0] * 4, [1.0] * 4]  # left as they were
+    assert eager["z_1"][0] is inputs[2] and exact["z_1"][0] is inputs[2]  # read, so not copied
+    assert eager["x_1"][0].tolist() == [[1.0, 0.0], [0.0, 0.0]] and eager["y_1"][0].tolist() == [2.0] * 4
+    assert exact["x_1"][0].dtype == exact["add"][0].dtype == torch.float64  # upcast where an op read it
 
 
 def test_integer_buffers_compare_exactly_and_nan_is_counted():
@@ -203,15 +315,19 @@ def test_bad_requests_are_refused(tmp_path, cancellation):
 
 
 def test_kernels_table_marks_the_first_divergent_kernel_and_sorts_by_error(cancellation):
-    from compiler.render import table_rows as tables
+    from compiler.render import table_rows, tables
 
     c, _, _ = cancellation
     report = c.numerics[-1] if c.numerics else c.check_numerics()
-    rows = tables.kernel_rows(c.graphs[0], numerics=report)
-    worst = tables.select(rows, "error")[0]
+    rows = table_rows.kernel_rows(c.graphs[0], numerics=report)
+    worst = table_rows.select(rows, "error")[0]
     assert worst.id == report.first_divergent and worst.first_divergent and worst.ok is False
-    assert worst.max_rel == report.kernels[report.first_divergent].max_rel
+    assert worst.max_rel == report.kernels[report.first_divergent].max_rel and worst.divergence == "local"
     assert [r.first_divergent for r in rows].count(True) == 1 and all(r.ms is None for r in rows)
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(tables.kernels_table(rows, "kernels", width=250))
+    line = next(t for t in console.file.getvalue().splitlines() if worst.id in t)
+    assert "first divergent" in line and "DIVERGES (local)" in line
 
 
 def test_with_edits_says_what_cannot_be_edited_and_keeps_the_program(reduction_compilation):

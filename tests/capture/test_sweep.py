@@ -239,8 +239,10 @@ def test_run_ms_is_timed_with_the_callers_threads_before_the_profile():
 def test_bad_requests_fail_before_any_worker(monkeypatch):
     with pytest.raises(SweepError, match=r"threads must be an int >= 1 \(CPU threads per point\), got 0"):
         explorer.sweep(matmul_relu, torch.randn(2, 2), configs=[{}], threads=0)
-    with pytest.raises(SweepError, match="unknown toggle 'max_autotun'"):
+    with pytest.raises(SweepError, match=r"unknown toggle 'max_autotun' \(did you mean 'max_autotune'"):
         explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotun": [True]})
+    with pytest.raises(SweepError, match=r"unknown toggle 'triton\.cudagraph' \(did you mean 'triton\.cudagraphs'"):
+        explorer.sweep(matmul_relu, torch.randn(2, 2), configs=[{"triton.cudagraph": False}])
     with pytest.raises(SweepError, match="either grid"):
         explorer.sweep(matmul_relu, torch.randn(2, 2), grid={"max_autotune": [True]}, configs=[{}])
     monkeypatch.setattr(payload, "pickler", lambda: pickle)

@@ -82,6 +82,53 @@ def test_an_inference_graph_is_served_whole_by_aotautograds_cache_and_checks_aga
     assert {k.id for k in warm.graphs[0].kernels} <= set(profile.kernel_ms)
 
 
+def _seconds(intervals):
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return sum(end - start for start, end in merged) / 1e9
+
+
+def test_a_warm_captures_own_work_is_a_phase_of_its_own_and_every_interval_counts(inductor_cache_dir):
+    """c.compile_time's ``served`` phase: the store read and the served stages loaded inside the capture, then the
+    post-grad GraphModule traced again when first read, as a ``replay`` call; the capture's ``startup`` (imports,
+    settings, the store opened) before torch.compile ran; each second of a call in exactly one row."""
+    from compiler.model import phases
+
+    args = (torch.randn(8, 16), torch.randn(16, 16), torch.randn(16))
+    explorer.compile(workloads.matmul_epilogue, *args)
+    warm = explorer.compile(workloads.matmul_epilogue, *args)
+    assert [g.cache for g in warm.graphs] == ["served"]
+    [call] = warm.compile_calls
+    served = [(s, e) for name, s, e in call.hooks if phases.hook_category(name) == "served"]
+    assert {name for name, _, _ in call.hooks if phases.hook_category(name) == "served"} == {
+        phases.READING_STORE, phases.LOADING_SERVED}
+    report = warm.compile_time
+    [capture] = report.root.children
+    rows = {p.name: p for p in capture.children if p.category in ("served", "startup")}
+    assert {c.name for c in rows["served"].children} == {phases.READING_STORE, phases.LOADING_SERVED}
+    assert rows["served"].seconds == pytest.approx(_seconds(served), abs=1e-6)
+    assert [c.name for c in rows["startup"].children] == [phases.STARTING]
+    assert rows["startup"].start_s == 0.0  # the report's seconds are rounded to the microsecond
+    assert capture.seconds == pytest.approx((call.end_ns - call.start_ns) / 1e9, abs=1e-6)
+    assert sum(p.seconds for p in capture.children) == pytest.approx(capture.seconds, abs=1e-5)
+
+    module = warm.graphs[0].post_grad.module  # traced again now, on first read
+    assert module is not None and [c.kind for c in warm.compile_calls] == ["capture", "replay"]
+    replay = warm.compile_calls[1]
+    assert [name for name, _, _ in replay.hooks] == [phases.RETRACING]
+    report = warm.compile_time  # built again: it has a call more
+    assert [(p.name, [(r.name, [c.name for c in r.children]) for r in p.children]) for p in report.root.children][1] \
+        == ("replay", [("served", [phases.RETRACING])])
+    assert report.categories()["served"] == pytest.approx(
+        rows["served"].seconds + (replay.end_ns - replay.start_ns) / 1e9, abs=1e-5)
+    warm.graphs[0].post_grad.module  # read again: nothing traced, nothing added
+    assert len(warm.compile_calls) == 2
+
+
 def test_a_served_graph_keeps_its_wrapper_fx_once_the_cold_capture_built_it(inductor_cache_dir):
     x = torch.randn(64)
     cold = explorer.compile(workloads.reduction_with_pointwise, x)

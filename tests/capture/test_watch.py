@@ -18,7 +18,7 @@ from rich.console import Console
 
 import explorer
 from compiler._torch import watch_hooks
-from compiler.pipeline import watch as watch_module
+from compiler.pipeline import watch_records
 
 
 def _line_of(fn, text):
@@ -152,6 +152,39 @@ def test_an_exception_in_the_loop_ends_the_watch_with_what_it_saw_and_reraises()
     assert watch_hooks.installed() == before
 
 
+def test_torchs_item_warning_goes_to_the_watchs_notes_not_to_the_terminal(capfd):
+    def with_item(x):
+        return x * x.sum().item()
+
+    f = torch.compile(with_item, backend="eager")
+    with explorer.watch(live=False) as w:
+        for _ in w.steps_of(range(2)):
+            f(torch.randn(3))
+    assert "Tensor.item()" not in capfd.readouterr().err
+    [note] = [n for n in w.notes if "Tensor.item()" in n]
+    assert note.startswith("warning from torch._dynamo.variables.tensor: Graph break from `Tensor.item()`")
+    assert "capture_scalar_outputs = True" in note and len(note.splitlines()) > 5  # torch's whole warning
+    text = _text(w)
+    assert "note: warning from torch._dynamo.variables.tensor: Graph break from `Tensor.item()`" in text
+    assert "more lines in w.notes" in text and "torch._dynamo.config.capture_scalar_outputs = True" not in text
+
+
+def test_the_summary_says_what_was_watched_and_print_shows_the_report(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the terminal's width, which print(w) fills
+    f = torch.compile(scale, backend="eager")
+    with explorer.watch(live=False) as w:
+        for n in w.steps_of([4, 6]):
+            f(torch.randn(n))
+    text = _text(w)
+    assert text.startswith("watch of a loop: 2 steps, ") and "live" not in text
+    assert "steps: marked by w.step() / w.steps_of()" in text
+    print(w)
+    printed = capsys.readouterr().out
+    assert printed.startswith("watch of a loop: 2 steps, ")
+    assert "Compiles and recompiles" in printed and "size mismatch at index 0" in printed
+    assert repr(w).startswith("Watch(2 steps, ") and "\n" not in repr(w)  # the repr stays one line
+
+
 def test_a_watch_inside_a_watch_is_refused_and_the_outer_one_goes_on():
     f = torch.compile(scale, backend="eager")
     with explorer.watch() as outer:
@@ -204,6 +237,7 @@ def test_watch_of_a_function_makes_each_call_a_step():
     w = train_step.watch
     assert len(w.steps) == 3 and w.recompiles[0].step == 2
     assert watch_hooks.active() is None
+    assert _text(w).startswith("watch of calls of train_step: 3 steps")
 
 
 def test_a_compile_links_to_its_full_compilation_captured_on_demand():
@@ -252,9 +286,9 @@ def test_a_watched_run_marks_its_steps_in_the_log_and_load_trace_reads_the_same_
 
 
 def test_reason_values_come_from_dynamo_or_the_frame():
-    assert watch_module.reason_value("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6") == "6"
-    assert watch_module.reason_value("0/0: self.n == 1  # line", {"self.n": "7"}.get) == "7"
-    assert watch_module.reason_value("0/0: ___check_type_id(L['x'], 123)") is None
+    assert watch_records.reason_value("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6") == "6"
+    assert watch_records.reason_value("0/0: self.n == 1  # line", {"self.n": "7"}.get) == "7"
+    assert watch_records.reason_value("0/0: ___check_type_id(L['x'], 123)") is None
 
 
 def _rank_loop(rank, world, init_file, out_dir):

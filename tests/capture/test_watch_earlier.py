@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import explorer
-from compiler.pipeline.watch import EARLIER_REASON
+from compiler.pipeline.watch_records import EARLIER_REASON
 
 
 @pytest.fixture(autouse=True)

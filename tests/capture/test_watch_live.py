@@ -48,32 +48,19 @@ def test_the_live_summary_shows_steps_recompiles_with_reasons_breaks_and_frames(
     assert "3 steps" in last and "1 recompiles" in last
     assert "size mismatch at index 0" in last and "(first compile)" in last
     assert "graph_break" in last and "broken" in last and "scale" in last
-    assert w._listeners == ()  # the display was taken off with the watch
+    assert w.listeners == ()  # the display was taken off with the watch
     assert not screen.is_alt_screen and screen._live_stack == []  # the terminal is given back
 
 
-class _Running(WatchReport):
-    active = True
-
-
-def test_redraws_are_at_most_four_a_second_and_always_one_at_the_end(monkeypatch):
-    from types import SimpleNamespace
-
-    clock = iter([0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.65])
-    monkeypatch.setattr(watch_live, "time", SimpleNamespace(monotonic=lambda: next(clock)))  # this module's clock only
-    drawings = []
-    view = watch_live.LiveView
-    monkeypatch.setattr(watch_live, "LiveView", lambda report: drawings.append(1) or view(report))
+def test_the_live_summary_draws_each_report_it_is_handed_and_closes_at_the_end():
     screen = _screen()
     display = watch_live.LiveSummary(screen)
-    report = _Running()
-    for _ in range(6):
-        display(report)
-    assert len(drawings) == 3  # at 0.0, 0.3 and 0.6: the others fell within 0.25 s of a drawing
-    assert screen.file.getvalue().count("watching:") == 3
-    report.active = False
-    display(report)  # 0.65: the end is always drawn, and closes the region
-    assert len(drawings) == 4
+    for seconds in (0.5, 1.0):
+        display(WatchReport(active=True, seconds=seconds))
+    drawn = screen.file.getvalue()
+    assert drawn.index("0 steps, 0.500 s") < drawn.index("0 steps, 1.000 s") and screen._live_stack
+    display(WatchReport(active=False, seconds=1.5))  # the end: drawn, and the region closed
+    assert "0 steps, 1.500 s" in screen.file.getvalue()[len(drawn):]
     assert screen._live_stack == []
 
 
@@ -83,7 +70,7 @@ def test_nothing_is_printed_without_the_live_summary(capsys):
         with explorer.watch(live=live) as w:
             for n in w.steps_of([4, 6]):
                 f(torch.randn(n))
-        assert len(w.recompiles) == 1 and w._listeners == ()
+        assert len(w.recompiles) == 1 and w.listeners == ()
         torch._dynamo.reset()
     assert capsys.readouterr().out == ""
     assert watch_live.display(False) is None and watch_live.display(None) is None

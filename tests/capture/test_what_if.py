@@ -187,8 +187,8 @@ def test_fuse_refuses_what_inductor_cannot_do_with_the_reason(reductions, x):
 
 def test_bad_input_is_refused_with_the_valid_choices(unfused, reductions):
     c = unfused[0]
-    with pytest.raises(WhatIfError, match=r"no fused group or kernel 'nope'; groups of several nodes and their "
-                                          r"kernels: \['op0_op1_op2', 'cpp_fused_add_mul_relu_0'\]"):
+    with pytest.raises(WhatIfError, match=r"no fused group or kernel 'nope'; groups that can be split and "
+                                          r"their kernels: \['op0_op1_op2', 'cpp_fused_add_mul_relu_0'\]"):
         c.what_if(unfuse="nope")
     with pytest.raises(WhatIfError, match=r"no node 'zz' computed by a kernel; nodes \(FX and post-grad\): "
                                           r"\['a', 'add', 'b', 'c', 'l_x_', 'mul', 'relu'\]"):
@@ -199,7 +199,9 @@ def test_bad_input_is_refused_with_the_valid_choices(unfused, reductions):
         c.what_if(unfuse="op0_op1_op2", prevent=("a", "b"))
     with pytest.raises(WhatIfError, match=r"order= takes a pair \(a, b\)"):
         c.what_if(order=["op0"])
-    with pytest.raises(WhatIfError, match=r"op0 \(sum_1\) is one scheduler node: its operations were inlined"):
+    with pytest.raises(WhatIfError, match=r"op0 \(sum_1\) is one scheduler node computing one value: nothing was "
+                                          r"fused or inlined into it, so there is nothing to undo; groups unfuse= "
+                                          r"can split: none"):
         reductions.what_if(unfuse="op0")
     with pytest.raises(WhatIfError, match="are not fused .* nothing to prevent"):
         reductions.what_if(prevent=("sum_1", "sum_2"))
@@ -261,15 +263,15 @@ def test_order_refuses_what_the_data_forbids_with_the_value_and_the_choices(bran
 
 def test_an_edit_applies_to_its_own_graph_and_pairs_only():
     """The scheduler's question, answered without compiling: other graphs and untouched pairs are left alone."""
-    from compiler.model.what_if import FusionEdit
+    from compiler.model.what_if_edits import FuseEdit, PreventEdit
 
     add, mul, relu = frozenset({"add"}), frozenset({"mul"}), frozenset({"relu"})
     graph = frozenset({"arg0_1", "add", "mul", "relu", "output"})
-    apart = FusionEdit("prevent", 0, (("op0",), ("op1",)), (frozenset({add}), frozenset({mul})), graph, "keeping")
+    apart = PreventEdit(0, (("op0",), ("op1",)), (frozenset({add}), frozenset({mul})), graph, "keeping")
     assert apart.decide(graph, [add], [mul]) == "refuse"
     assert apart.decide(graph, [mul, relu], [add]) == "refuse"  # a fused node holding one side
     assert apart.decide(graph, [add], [relu]) is None
     assert apart.decide(graph | {"other"}, [add], [mul]) is None  # another graph of the program
     assert apart.ends_kernel(graph, [add]) and not apart.ends_kernel(graph, [relu])
-    together = FusionEdit("fuse", 0, (("op0",), ("op1",)), (frozenset({add}), frozenset({mul})), graph, "fusing")
+    together = FuseEdit(0, (("op0",), ("op1",)), (frozenset({add}), frozenset({mul})), graph, "fusing")
     assert together.decide(graph, [mul], [add]) == "relax" and not together.ends_kernel(graph, [add])

@@ -1,4 +1,4 @@
-"""GPU: c.check_numerics() on Triton kernels, and an edited kernel that is wrong (run with `pytest -m gpu`)."""
+"""GPU: c.check_numerics() on Triton kernels, an edited kernel that is wrong, and a bf16 Llama whose matmuls only carry rounding in (run with `pytest -m gpu`)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import explorer
+from compiler.model.numerics import Divergence
 from tests import gpu_edits, workloads
 
 pytestmark = pytest.mark.gpu
@@ -55,3 +56,53 @@ def test_an_edit_runs_inside_the_whole_program_and_the_original_comes_back():
     with pytest.raises(ValueError, match="does not run"), c.with_edits({kernel: gpu_edits.syntax_error(kernel.source)}):
         pass
     assert torch.equal(c.run(), before)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    """transformers' Llama from its config, as issue 65 measured it: bfloat16, 8 layers, hidden 2048,
+    4 x 512 tokens, random weights, SDPA."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=8, hidden_size=2048, intermediate_size=5504, num_attention_heads=16,
+                         num_key_value_heads=4, vocab_size=32000, max_position_embeddings=512, use_cache=False,
+                         attn_implementation="sdpa")
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
+    with torch.no_grad():
+        c = explorer.compile(model, ids)
+    return c, c.check_numerics()
+
+
+def test_no_extern_kernel_of_a_bf16_llama_is_first_divergent(llama):
+    c, report = llama
+    externs = [row for row in report.kernels.values() if row.language == "extern" and row.compared]
+    assert len(externs) >= 7 * 8  # q, k, v, o, gate, up and down of every layer
+    # their propagated errors leave tolerance (the check named extern_kernels.mm:2 before local errors) ...
+    assert any(row.ok is False for row in externs)
+    # ... but each, run again on the arguments the program gave it, adds no error of its own
+    assert all(row.local_ok is True for row in externs if row.ok is False), [row for row in externs if row.ok is False]
+    assert not any(report.kernels[key].language == "extern" for key in report.locally_divergent)
+    if report.first_divergent is not None:
+        first = report.kernels[report.first_divergent]
+        assert first.language == "triton" and first.divergence is Divergence.LOCAL
+
+
+def test_a_wrong_kernel_in_the_llama_is_still_found(llama):
+    c, clean = llama
+    silu = next(k for k in c.kernels if k.language == "triton" and "silu" in k.name)  # act_fn(gate) * up
+    assert clean.kernels[silu.id].local_ok is not False  # its own error, where it was traced, is within tolerance
+    edited = c.check_numerics(edits={silu.id: gpu_edits.wrong(silu.source)})
+    row = edited.kernels[silu.id]
+    assert row.divergence is Divergence.LOCAL and row.local_max_rel > 0.3 and silu.id in edited.locally_divergent
+    order = list(edited.kernels)  # execution order of first calls
+    # named first unless a kernel before it introduces an error of its own (a fused kernel's rounding)
+    first = edited.first_divergent
+    assert order.index(first) <= order.index(silu.id) and edited.kernels[first].divergence is Divergence.LOCAL
+    assert edited.kernels[first].language == "triton"
+    # the down projection reads the wrong values: its propagated error leaves tolerance, its own does not
+    down = edited.kernels[order[order.index(silu.id) + 1]]
+    assert down.language == "extern" and down.ok is False and down.local_ok is True
+    assert down.divergence is Divergence.PROPAGATED

@@ -53,3 +53,27 @@ def test_cuda_loop_recompiles_once_at_the_step_the_batch_changes():
     c = recompile.compilation()
     assert c.device.startswith("cuda") and any(k.language == "triton" for g in c.graphs for k in g.kernels)
     torch._dynamo.reset()
+
+
+def test_cuda_training_loop_without_marks_has_one_step_per_optimizer_step():
+    """The same loop with no ``w.steps_of``: the watch makes one step per ``optimizer.step()`` (torch.optim's
+    step hook), so the recompile is at step 3 again, and the compiled forward runs once in each step."""
+    from compiler.model.watch import StepRule
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Mlp().cuda()
+    step_fn = torch.compile(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    with explorer.watch(live=False) as w:
+        for step in range(6):
+            loss = step_fn(torch.randn(16 if step < 3 else 24, 64, device="cuda")).square().mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        torch.cuda.synchronize()
+    assert w.step_rule is StepRule.OPTIMIZER and [s.index for s in w.steps] == list(range(6))
+    [recompile] = w.recompiles
+    assert recompile.step == 3 and "size mismatch at index 0" in recompile.reason
+    assert [sum(s.calls.values()) for s in w.steps] == [1] * 6
+    torch._dynamo.reset()

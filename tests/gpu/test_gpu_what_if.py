@@ -1,5 +1,5 @@
 """GPU: c.what_if(...) on Triton kernels: a pointwise chain unfused, kernels counted and timed; a split reduction
-turned off, an unsplit one turned on (run with `pytest -m gpu`)."""
+turned off, an unsplit one turned on; three lines inlined into one kernel stored apart (run with `pytest -m gpu`)."""
 
 from __future__ import annotations
 
@@ -108,3 +108,41 @@ def test_order_launches_the_second_triton_kernel_first():
     assert launched(w.after) == [("triton", {"cos", "add"}), ("triton", {"sin", "mul"})]
     for got, want in zip(w.after.outputs, c.outputs):
         assert torch.equal(got, want)
+
+
+def lines(x):
+    a = x.sin()
+    b = a * 2 + 1
+    return b.cos()
+
+
+@pytest.fixture(scope="module")
+def stored():
+    """Three lines Inductor inlined into one Triton kernel: a stored (materialize), and the kernel cut at its lines."""
+    torch.manual_seed(0)
+    x = torch.randn(4096, 4096, device="cuda")
+    c = explorer.compile(lines, x)
+    return x, c, c.what_if(materialize="a"), c.what_if(unfuse=c.kernels[0], measure=True)
+
+
+def test_materializing_an_inlined_value_gives_it_a_triton_kernel_of_its_own(stored):
+    x, c, w, _ = stored
+    assert [(k.language, sorted(k.post_grad_nodes)) for k in c.kernels] == [("triton", ["add", "cos", "mul", "sin"])]
+    assert [(k.language, sorted(k.post_grad_nodes)) for k in w.after.kernels] == [
+        ("triton", ["sin"]), ("triton", ["add", "cos", "mul"])]
+    torch.testing.assert_close(w.after.outputs, lines(x))
+    before, after = w.sides
+    # Inductor's own estimate: x read and cos written (2 x 64 MiB); then a written and read again (4 x 64 MiB)
+    assert before.bytes == pytest.approx(2 * 4096 * 4096 * 4, rel=0.01)
+    assert after.bytes == pytest.approx(4 * 4096 * 4096 * 4, rel=0.01)
+
+
+def test_unfusing_a_loop_of_three_lines_gives_one_triton_kernel_per_line_each_timed(stored):
+    x, _, _, cut = stored
+    assert [(k.language, sorted(k.post_grad_nodes)) for k in cut.after.kernels] == [
+        ("triton", ["sin"]), ("triton", ["add", "mul"]), ("triton", ["cos"])]
+    assert [len(k.user_lines) for k in cut.after.kernels] == [1, 1, 1]
+    torch.testing.assert_close(cut.after.outputs, lines(x))
+    before, after = cut.sides
+    assert all(k.ms is not None and k.ms > 0 for k in before.kernels + after.kernels), (before, after)
+    assert len(after.line_ms) == 3 and before.numerics_ok is True and after.numerics_ok is True

@@ -98,3 +98,17 @@ def test_diff_of_a_directory_says_what_diff_takes():
     assert done.stderr.strip() == (f"python -m explorer diff: {FIXTURES / 'torch_trace_nccl'} is a directory: diff "
                                    "compares two traces saved by c.save(path); `python -m explorer trace "
                                    f"{FIXTURES / 'torch_trace_nccl'}` prints a TORCH_TRACE directory")
+
+
+def test_every_commands_help_reads_as_plain_text():
+    """The help is printed as it is written: no reStructuredText marks from a docstring."""
+    from explorer.__main__ import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # argparse keeps the subcommands' parsers there
+    for name, command in {"": parser, **commands}.items():
+        text = command.format_help()
+        assert "``" not in text, f"python -m explorer {name} --help:\n{text}"
+    bisect = commands["bisect"].format_help()
+    assert "python -m explorer bisect SCRIPT: explorer.bisect on a program a script defines" in bisect
+    assert "a function NAME(compiled_output, eager_output) -> bool" in bisect

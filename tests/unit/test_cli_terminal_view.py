@@ -5,12 +5,15 @@ and a head line that says what its figures are."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 import explorer
 from compiler.render.summary import compact_view
+from compiler.render.table_rows import kernel_rows
+from compiler.render.tables import kernels_table
 from explorer import __main__ as cli
 from tests.paths import FIXTURES
 
@@ -73,14 +76,66 @@ def test_compact_view_prints_every_kernel_id_whole(name):
         assert all(f" {kernel}" in text for kernel in group.kernels)  # the fusion lines keep their ids too
 
 
-def test_show_on_80_columns_keeps_the_ids_and_drops_columns_instead():
+def _rows_with_ids_joined(lines: list[str]) -> dict[str, list[str]]:
+    """A table's rows as {kernel id: its other cells}: a line holding the id alone continues the id of the
+    row above it (a long id goes on to a second line rather than be cut)."""
+    rows: list[list[str]] = []
+    for line in lines:
+        cells = line.split()
+        if rows and len(cells) == 1:
+            rows[-1][0] += cells[0]
+        elif cells:
+            rows.append(cells)
+    return {cells[0]: cells[1:] for cells in rows}
+
+
+def _user_line(c, kernel_id: str) -> str:
+    file, line = c.graphs[0].kernel(kernel_id).user_lines[0]
+    return f"{Path(file).name}:{line}"
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_show_below_120_columns_keeps_kind_time_and_first_user_line_with_every_id_whole(width):
+    """docs/guide.md: below 120 columns the kernels table keeps kernel, kind, time, error and the first user
+    line. The SDPA extern kernel's id (62 characters) goes on to a second line instead of taking them away."""
     c = explorer.load(FIXTURES / "gpu_profile.json")
-    text = _show("gpu_profile", width=80)
+    profile = c.profiles[-1]
+    text = _show("gpu_profile", width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    rows = _rows_with_ids_joined(_table_rows(text, "g0 kernels ("))
+    assert sorted(rows) == sorted(k.id for k in c.kernels)
+    for kernel in c.kernels:
+        kind, ms, share, line = rows[kernel.id]
+        assert kind == kernel.language and float(ms) == pytest.approx(profile.ms(kernel), abs=5e-5)
+        assert share.endswith("%") and line == _user_line(c, kernel.id)
+    if width == 100:  # only the one id that does not fit takes two lines
+        assert len(_table_rows(text, "g0 kernels (")) == len(c.kernels) + 1
+
+
+def test_longer_user_lines_at_100_columns_keep_their_numbers_and_every_column():
+    c = explorer.load(FIXTURES / "gpu_profile.json")
+    graph = c.graphs[0]
+    for kernel in graph.kernels:  # the same program kept in a file with a longer name
+        kernel.user_lines = [(file.replace("workloads.py", "attention_transformer_block.py"), line)
+                             for file, line in kernel.user_lines]
+    table = kernels_table(kernel_rows(graph, c.profiles[-1]), "g0 kernels", width=100)
+    text = _printed(table, width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    rows = _rows_with_ids_joined(_table_rows(text, "g0 kernels"))
+    assert sorted(rows) == sorted(k.id for k in graph.kernels)
+    for kernel in graph.kernels:
+        kind, _ms, _share, line = rows[kernel.id]
+        assert kind == kernel.language and line.endswith(f"py:{kernel.user_lines[0][1]}")
+
+
+def test_the_compact_view_at_80_columns_keeps_each_kernels_kind_time_and_line():
+    c = explorer.load(FIXTURES / "gpu_profile.json")
+    text = _printed(compact_view(c, kernels_shown=100), width=80)
     assert max(len(line) for line in text.splitlines()) <= 80
-    found = _kernel_rows(text, [k.id for k in c.kernels])
-    assert all(len(lines) == 1 for lines in found.values()), found
-    row = found["torch.ops.aten._scaled_dot_product_efficient_attention.default"][0]
-    assert row.split()[1:] == ["0.0148", "21.9%"]  # the time whole, not cut to fit
+    rows = _rows_with_ids_joined(_table_rows(text, "kernel "))
+    assert sorted(rows) == sorted(k.id for k in c.kernels)
+    assert all(cells[0] == c.graphs[0].kernel(kernel_id).language and cells[2].startswith(_user_line(c, kernel_id))
+               for kernel_id, cells in rows.items())
 
 
 def test_head_line_labels_the_compile_seconds_and_counts_are_singular_when_one():

@@ -149,3 +149,24 @@ def test_a_graphs_wait_for_its_kernel_builds_is_split_by_what_each_build_took():
     assert lines[3].kernel_s == pytest.approx(0.75) and lines[4].kernel_s == pytest.approx(0.25)
     assert sum(row.seconds for row in report.lines) == pytest.approx(6.0)  # nothing charged twice
     assert kernel_builds_event({"k": {"num_warps": 4}}, 1.0, None) is None  # no build time: no event
+
+
+def test_a_captures_startup_and_a_warm_captures_own_work_are_rows_of_their_own_each_second_once():
+    """A call of 5 s: 1 s starting (imports, settings), Dynamo 1-3 s, collecting the stages 3-5 s, inside which
+    0.5 s loaded a served graph's stages: that half second is the ``served`` row's, not also the explorer's."""
+    from compiler.model import phases
+
+    s = 1_000_000_000
+    events = [{"name": "dynamo", "ph": "B", "ts": 1e6, "args": {"compile_id": "0/0"}},
+              {"name": "dynamo", "ph": "E", "ts": 3e6, "args": {"compile_id": "0/0"}}]
+    hooks = [(phases.STARTING, 0, s), ("collecting stages", 3 * s, 5 * s), (phases.LOADING_SERVED, 3 * s + s // 2, 4 * s)]
+    report = build([CompileCall("capture", 0, 5 * s, events, hooks)], [])
+    [call] = report.root.children
+    assert [(p.name, p.seconds, [(c.name, c.seconds) for c in p.children]) for p in call.children] == [
+        ("dynamo", 2.0, []),
+        ("startup", 1.0, [(phases.STARTING, 1.0)]),
+        ("explorer", 1.5, [("collecting stages", 1.5)]),
+        ("served", 0.5, [(phases.LOADING_SERVED, 0.5)])]
+    assert report.categories() == {"startup": 1.0, "dynamo": 2.0, "served": 0.5, "explorer": 1.5}
+    assert sum(report.categories().values()) == report.seconds == 5.0
+    assert report.explorer_s == 1.5

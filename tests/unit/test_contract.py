@@ -18,6 +18,8 @@ import sympy
 
 from compiler.model import contract
 from compiler.model.compilation import Compilation, Note
+from compiler.model.cudagraphs import (CudaGraphEvent, CudaGraphPartition, CudaGraphSkip, CudaGraphTime, EventKind,
+                                       GraphCudaGraphs, PartitionReason, SkipKind)
 from compiler.model.contract import ContractError
 from compiler.model.errors import TraceFormatError
 from compiler.model.features import FeatureUse
@@ -164,7 +166,8 @@ def test_schema_md_check_finds_a_missing_field(monkeypatch):
 # Fields that never reach a trace, and why. Every other field of these classes must survive a round trip.
 NOT_SAVED = {
     FxStage: {"stage": "the key it is saved under ('fx' / 'post_grad')", "module": "a live GraphModule",
-              "module_pending": "a live rebuilder of that GraphModule"},
+              "module_pending": "a live rebuilder of that GraphModule",
+              "code_pending": "a live printer of that GraphModule, run when code is first read"},
     Kernel: {"graph": "the GraphCapture holding it"},
     Wrapper: {"fx_pending": "a live converter, run before saving"},
     GraphCapture: {"compiled_fn": "a live callable", "compilation": "the Compilation holding it",
@@ -173,6 +176,7 @@ NOT_SAVED = {
     KernelIR: {"pending": "a builder, run before saving"},
     WrapperFx: {"module": "a live GraphModule"},
     MemoryTimeline: {"graph": "the GraphCapture holding it"},
+    GraphCudaGraphs: {"graph": "the GraphCapture holding it"},
     Compilation: {"profiles": "its own serialiser and tests (compiler/io/reports.py)",
                   "numerics": "its own serialiser and tests (compiler/io/reports.py)",
                   "counter_reports": "its own serialiser and tests (compiler/io/reports.py)",
@@ -221,8 +225,20 @@ def _sample() -> Compilation:
         estimate={"peak_bytes": 70}, measured=MemoryMeasurement(peak_bytes=65, baseline_bytes=1, estimated_bytes=64,
                                                                 device="NVIDIA H100"),
         mismatches=["buf3 freed twice"], notes=["planned"])
+    cudagraphs = GraphCudaGraphs(
+        device="cuda:0",
+        partitions=[CudaGraphPartition(index=0, captured=True, function="partition_0", nodes=["op0_op1"],
+                                       kernels=["k0"], launches=["k0", "k0"], post_grad_nodes=["add"],
+                                       reasons=[PartitionReason(node="op2", reason="cpu ops", op="aten.mul.Tensor",
+                                                                post_grad="mul", kernels=("k1",),
+                                                                line=("/m.py", 4))])],
+        skip=CudaGraphSkip(kind=SkipKind.MUTATED_INPUT, message="skipping cudagraphs due to mutated inputs",
+                           when="run", node="copy_", inputs=["arg1_1"], kernels=["k0"], line=("/m.py", 3), partition=0),
+        events=[CudaGraphEvent(kind=EventKind.REPLAY, partition=0, count=3, cuda_graph=2, reason="static input moved",
+                               pool_bytes=4096, run="measure")],
+        user_inputs={"arg0_1": 0}, notes=["a note"])
     graph = GraphCapture(
-        index=1, kind="forward", dynamo_graph=2,
+        index=1, kind="forward", dynamo_graph=2, cudagraphs=cudagraphs,
         fx=FxStage(stage="fx", code="def forward(x): ...", nodes=[_node("add", "fx")]),
         post_grad=FxStage(stage="post_grad", code="def forward(arg0_1): ...", nodes=[_node("add", "post_grad")]),
         loop_ir=[loop], fused=[FusedGroup(name="op0_op1", kind="fused", nodes=["op0"], origins=["add"],
@@ -242,7 +258,9 @@ def _sample() -> Compilation:
                        inputs=[{"shape": [8], "dtype": "torch.float32"}], output_specs=[{"shape": [8]}],
                        graphs=[graph], sources={"/m.py": {3: "y = x + 1"}}, library_files={"/t.py": "torch"},
                        origin={"log": "/tmp/log", "rank": 1},
-                       notes=[Note("warning", "torch._dynamo.variables.tensor", "Graph break from `Tensor.item()`")])
+                       notes=[Note("warning", "torch._dynamo.variables.tensor", "Graph break from `Tensor.item()`")],
+                       cudagraph_times=[CudaGraphTime(with_ms=0.5, without_ms=1.25, calls=20,
+                                                      created="2026-11-26T00:00:00Z")])
 
 
 def _saved_fields(obj: Any) -> list[dataclasses.Field]:
@@ -288,7 +306,8 @@ def test_the_sample_sets_every_saved_field():
     classes = {type(obj) for _, obj in _walk(_sample())}
     assert {FxNode, FxStage, LoopIRNode, FusedGroup, NotFused, Kernel, Wrapper, AutotuneRecord, GraphCapture,
             FeatureUse, KernelIR, WrapperFx, WrapperFxNode, MemoryTimeline, MemoryStep, MemoryBuffer,
-            MemoryMeasurement, Compilation} <= classes
+            MemoryMeasurement, Compilation, GraphCudaGraphs, CudaGraphPartition, PartitionReason, CudaGraphSkip,
+            CudaGraphEvent, CudaGraphTime} <= classes
 
 
 @pytest.mark.parametrize("packed_parts", [False, True])
@@ -326,6 +345,12 @@ def test_the_contract_tables_are_the_keys_the_trace_holds():
     assert tuple(graph["wrapper"]) == contract.WRAPPER_KEYS
     assert tuple(graph["autotune"][0]) == contract.AUTOTUNE_KEYS
     assert tuple(graph["features"][0]) == contract.FEATURE_KEYS
+    assert tuple(graph["cudagraphs"]) == contract.CUDAGRAPHS_KEYS
+    assert tuple(graph["cudagraphs"]["partitions"][0]) == contract.CUDAGRAPH_PARTITION_KEYS
+    assert tuple(graph["cudagraphs"]["partitions"][0]["reasons"][0]) == contract.PARTITION_REASON_KEYS
+    assert tuple(graph["cudagraphs"]["skip"]) == contract.CUDAGRAPH_SKIP_KEYS
+    assert tuple(graph["cudagraphs"]["events"][0]) == contract.CUDAGRAPH_EVENT_KEYS
+    assert tuple(data["cudagraph_times"][0]) == contract.CUDAGRAPH_TIME_KEYS
     assert set(contract.FX_NODE_KEYS) | set(contract.PG_NODE_KEYS) <= set(contract.FX_NODE_KEYS_ALL)
     packed = to_json(_sample(), packed_parts=True)["graphs"][0]
     assert set(packed) == set(contract.GRAPH_KEYS) | {"loop_ir_bodies"}
@@ -339,7 +364,7 @@ def test_optional_keys_are_left_out_when_empty():
 
     c = _sample()
     graph = c.graphs[0]
-    graph.features, graph.compile_id, graph.memory = [], None, None
+    graph.features, graph.compile_id, graph.memory, graph.cudagraphs = [], None, None, None
     graph.fx.nodes[0].subgraph = None
     graph.loop_ir[0].inherited_origins = []
     graph.kernels[0].provenance_note, graph.kernels[0].ir = None, None

@@ -142,6 +142,56 @@ def test_explorer_modules_take_no_private_names_from_each_other():
     assert not taken, taken
 
 
+_VIEWS = ("widgets", "explorer")
+_IMPORTERS = {"import_module", "__import__", "find_spec", "reload"}
+
+
+def _names_a_view(node: ast.AST) -> bool:
+    """A string (or the start of an f-string) naming a module of widgets/ or explorer/."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        node = node.values[0]
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(".")[0] in _VIEWS
+
+
+def _view_imports(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each way ``source`` reaches widgets/ or explorer/: an import statement, an import
+    function (importlib's, ``__import__``) given such a name, or a dotted name of one of their modules
+    kept as a string (``"widgets.watch_widget"``) to be imported later. The model's slots name their
+    provider ``"explorer"`` (a package, not a dotted path): that is how the views are reached."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {a.name}") for a in node.names if a.name.split(".")[0] in _VIEWS]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in _VIEWS:
+            found.append((node.lineno, f"from {node.module} import ..."))
+        elif isinstance(node, ast.Call) and node.args and _names_a_view(node.args[0]):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in _IMPORTERS:
+                found.append((node.lineno, f"{name}({ast.unparse(node.args[0])})"))
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and (node.value == "widgets" or node.value.startswith(tuple(f"{v}." for v in _VIEWS)))
+              and node.value.replace(".", "").replace("_", "").isalnum()):
+            found.append((node.lineno, f"the module name {node.value!r}"))
+    return found
+
+
+def test_compiler_never_imports_the_views_not_even_by_a_string():
+    offenders = [f"{path.relative_to(ROOT)}:{line} {what}" for path in sorted((ROOT / "compiler").rglob("*.py"))
+                 for line, what in _view_imports(path.read_text())]
+    assert not offenders, offenders
+
+
+def test_the_view_import_check_sees_each_way_in():
+    source = ('import importlib\n'
+              'w = importlib.import_module("widgets.watch_widget").WatchWidget\n'
+              'e = __import__(f"explorer.{name}")\n'
+              'LATER = "widgets.watch_widget"\n'
+              'from explorer import progress\n'
+              'slot = Action("the explorer widget", "explorer")\n'  # the slot mechanism: allowed
+              'phase = "explorer"\n')
+    assert sorted({line for line, _ in _view_imports(source)}) == [2, 3, 4, 5]
+
+
 def test_import_linter_contracts_are_kept():
     lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     result = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -33,3 +33,10 @@ def test_kernel_node_and_buffer_lookups_suggest_near_names():
     node = g.post_grad.nodes[-1].name
     with pytest.raises(KeyError, match=f"did you mean '{node}'"):
         g.post_grad.node(node + "_")
+
+
+def test_a_misspelled_raw_inductor_key_suggests_the_key():
+    with pytest.raises(ToggleError, match=r"unknown toggle 'triton\.cudagraph' \(did you mean 'triton\.cudagraphs'"):
+        toggles.resolve({"triton.cudagraph": True})
+    with pytest.raises(ToggleError, match=r"\(did you mean 'emulate_precision_casts'\?\)"):
+        toggles.resolve({"emulate_precision_cast": True})  # a toggle name and a raw key: suggested once

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 from compiler._torch import node_order, reduction_splits
 from compiler.model.stages import FusedGroup
-from compiler.model.what_if import FusionEdit, FusionWorth
+from compiler.model.what_if import FusionWorth
+from compiler.model.what_if_edits import MaterializeEdit, OrderEdit, SplitEdit
 from compiler.sweeps.fusion_report import worth_of
 
 
@@ -63,16 +64,32 @@ def test_a_reduction_turned_on_gets_partials_worth_a_second_reduction():
 def test_order_and_split_edits_answer_only_their_own_questions():
     mul, mm, absolute, add = (frozenset({n}) for n in ("mul", "mm", "abs_1", "add"))
     graph = frozenset({"mul", "mm", "abs_1", "add", "output"})
-    order = FusionEdit("order", 0, (("op2",), ("op0",)), (frozenset({absolute | add}), frozenset({mul})), graph,
-                       "running k2 before k0", kernel_keys=(frozenset({mul}), frozenset({mm}), frozenset({absolute | add})))
+    order = OrderEdit(0, (("op2",), ("op0",)), (frozenset({absolute | add}), frozenset({mul})), graph,
+                      "running k2 before k0", kernel_keys=(frozenset({mul}), frozenset({mm}), frozenset({absolute | add})))
     assert order.pick(graph, [[mul], [mm], [absolute | add]]) == ([2], [0])
     assert order.pick(graph | {"other"}, [[mul], [mm], [absolute | add]]) is None
-    assert order.decide(graph, [mul], [absolute | add]) is None and not order.ends_kernel(graph, [mul])
     assert order.same_kernel([absolute | add], [absolute | add]) and not order.same_kernel([mul], [absolute | add])
-    split = FusionEdit("split", 0, (("op0",),), (frozenset({frozenset({"sum_1"})}),), graph, "splitting sum_1",
-                       split_nodes=frozenset({"sum_1"}))
+    split = SplitEdit(0, (("op0",),), (frozenset({frozenset({"sum_1"})}),), graph, "splitting sum_1",
+                      split_nodes=frozenset({"sum_1"}))
     assert split.turn_split(graph, "sum_1") == "on" and split.turn_split(graph, "mul") is None
-    assert split.pick(graph, [[mul]]) is None and split.decide(graph, [mul], [mm]) is None
+    assert split.turn_split(graph | {"other"}, "sum_1") is None
+
+
+def test_a_materialize_edit_keeps_each_stored_value_apart_from_the_rest_of_its_loop():
+    """``a = x.sin(); b = a * 2 + 1; return b.cos()`` with a and b stored: after the lowering the loop is three
+    scheduler nodes ({sin}, {mul, add}, {cos}); a node outside the loop ({relu}) fuses as Inductor decides."""
+    graph = frozenset({"arg0_1", "sin", "mul", "add", "cos", "relu", "output"})
+    sin, mul_add, cos, relu = frozenset({"sin"}), frozenset({"mul", "add"}), frozenset({"cos"}), frozenset({"relu"})
+    edit = MaterializeEdit(0, (("op0",),), (frozenset({sin | mul_add | cos}),), graph, "storing sin (a), add (b)",
+                           nodes=frozenset({"sin", "add"}), region=sin | mul_add | cos)
+    assert edit.realize(graph, "sin") and edit.realize(graph, "add") and not edit.realize(graph, "mul")
+    assert not edit.realize(graph | {"other"}, "sin")  # another graph of the program
+    assert (edit.cut(sin), edit.cut(mul_add), edit.cut(cos), edit.cut(relu)) == (sin, frozenset({"add"}), frozenset(), None)
+    assert edit.decide(graph, [sin], [mul_add]) == "refuse" and edit.decide(graph, [mul_add], [cos]) == "refuse"
+    assert edit.decide(graph, [cos], [relu]) is None  # the loop's last node may still fuse with its user
+    assert edit.decide(graph, [sin, relu], [cos]) == "refuse"  # a fused node holding one cut
+    assert edit.decide(graph | {"other"}, [sin], [cos]) is None
+    assert edit.ends_kernel(graph, [cos]) and not edit.ends_kernel(graph, [relu])
 
 
 def test_a_trial_that_failed_in_its_worker_is_a_row_with_the_reason():

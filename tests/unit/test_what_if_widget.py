@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from compiler.model.diff import GraphDiff, KernelChange
-from compiler.model.what_if import FusionEdit, KernelSide, Side, WhatIf, WhatIfError
+from compiler.model.what_if import KernelSide, Side, WhatIf, WhatIfError
+from compiler.model.what_if_edits import UnfuseEdit
 from widgets.what_if_payload import what_if_payload
 from widgets.widget import ExplorerWidget
 from tests.paths import FIXTURES
@@ -21,8 +22,8 @@ GROUP = "op1_op2_op3_op4"
 
 def _what_if() -> WhatIf:
     """softmax_like unfused: one kernel before, two after (the second moves the sum's result again)."""
-    edit = FusionEdit("unfuse", 0, (("op0",), ("op1",)), (frozenset(), frozenset()), frozenset(),
-                      f"unfusing {GROUP} (sum, div)", "Its nodes may still fuse with nodes outside the group.")
+    edit = UnfuseEdit(0, (("op0",), ("op1",)), (frozenset(), frozenset()), frozenset(), f"unfusing {GROUP} (sum, div)",
+                      "Its nodes may still fuse with nodes outside the group.")
     kernels = [KernelChange("changed", "cpp_fused_div_sum_0", "cpp_fused_sum_0", "cpp", "cpp", ["s", "truediv"]),
                KernelChange("added", None, "cpp_fused_div_1", None, "cpp", ["truediv"])]
     diff = SimpleNamespace(graphs=[GraphDiff("g0", "forward", [], [], [], kernels)])
@@ -92,3 +93,12 @@ def test_a_trace_without_its_compilation_offers_no_unfuse(sample, monkeypatch):
     assert "live compilation" in _ask(widget, monkeypatch, GROUP)["error"]
     widget.show_payload(sample, what_if=lambda group, graph, measure: _what_if())
     assert widget.what_if_ready
+
+
+def test_the_fused_part_counts_each_groups_user_lines_for_the_box(sample):
+    """The box offers "cut at lines" for one loop of several lines: it reads each group's count of user lines."""
+    from widgets.parts import TraceParts
+
+    part = TraceParts(sample).get("g0/fused")
+    lines = {k["group"]: {tuple(line) for line in k["user_lines"]} for k in sample["graphs"][0]["kernels"]}
+    assert part["user_lines"] == {group: len(found) for group, found in lines.items()} == {"op0": 1, "op1_op2_op3_op4": 2}

@@ -14,6 +14,7 @@ import { GraphStage, LoopIrStage, FusedStage } from "./stages.js";
 import { KernelsStage } from "./kernels.js";
 import { AutotuneStage } from "./autotune.js";
 import { renderLinks } from "./links.js";
+import { cudagraphBanner, cudagraphLines, cudagraphsPart, partitionHeat } from "./cudagraphs.js";
 import { memoryStage } from "./memory.js";
 import { WrapperFxStage } from "./wrapperfx.js";
 import { DynamoStage, breakLines, dynamoCount, graphOption } from "./dynamo.js";
@@ -24,6 +25,7 @@ import { bindViewKeys } from "./keys.js";
 import { watchWidth } from "./narrow.js";
 import { loadReports } from "./reports.js";
 import { renderReportStrip } from "./reportbar.js";
+import { culpritSelection, renderCulpritStrip } from "./culprits.js";
 import { colourByControl, graphHeats } from "./heat.js";
 import { mark } from "./perf.js";
 
@@ -155,7 +157,13 @@ export class App {
     // The profile and numerics report on screen (reports.js): the newest of each unless one is picked.
     this.reportChoice = {};
     this.reports = loadReports(store, this.reportChoice);
-    this.root.append(this._summary(), this._toolbar());
+    this.culprits = Array.isArray(this.summary.culprits) ? this.summary.culprits : [];
+    if (this.selection && this.selection.kind === "culprit" && !this.selection.label) {
+      this.selection = culpritSelection(this.culprits, Number(this.selection.id)) || this.selection;
+    }
+    this.culpritStrip = this.culprits.length ? h("div", { class: "ie-culprits", role: "group", "aria-label": "bisect culprit" }) : null;
+    this.root.append(this._summary(), ...(this.culpritStrip ? [this.culpritStrip] : []), this._toolbar());
+    this._drawCulprits();
     this._track(this.reports.then(() => this._drawReportStrip()));
     this.main = h("div", { class: "ie-main" });
     this.side = h("aside", { class: "ie-side ie-scroll", "aria-label": "linked items" });
@@ -269,6 +277,33 @@ export class App {
     return this._track(this.reports.then(() => this._drawReportStrip()).then(() => this._showStage()).then(() => this._applySelection(false)));
   }
 
+  _drawCulprits() {
+    if (!this.culpritStrip) return;
+    const sel = this.selection;
+    renderCulpritStrip(this.culpritStrip, this.culprits, {
+      onPick: (i) => this.selectCulprit(i),
+      selected: sel && sel.kind === "culprit" ? Number(sel.id) : null,
+    });
+  }
+
+  /** Select level `index` of the bisect's culprit: its graph is shown, what it names lights up. */
+  async selectCulprit(index) {
+    const culprit = this.culprits[index];
+    if (!culprit) return undefined;
+    if (culprit.graph && culprit.graph !== this.gd.id) await this.setGraph(culprit.graph);
+    return this.select(culpritSelection(this.culprits, index));
+  }
+
+  /** What `selection` lights in graph index `index`: a culprit level by what it names, else by provenance. */
+  _linked(index, selection) {
+    if (!index) return emptyLinks();
+    if (selection && selection.kind === "culprit") {
+      const culprit = this.culprits[Number(selection.id)];
+      return culprit && (!culprit.graph || culprit.graph === this.gd.id) ? index.linkedCulprit(culprit) : emptyLinks();
+    }
+    return index.linked(selection);
+  }
+
   /** Select kernel `kernel` of graph `graph` (null: the current graph) in the Kernels stage. */
   async goKernel(graph, kernel) {
     if (graph && graph !== this.gd.id) await this.setGraph(graph);
@@ -304,10 +339,14 @@ export class App {
       const gd = this.gd;
       const measured = this.reports.then((reports) => ({ ...this.ctx, reports, graphId: gd.id }));
       const graphStage = (kind) =>
-        Promise.all([gd.firstPart(kind), measured]).then(([p, ctx]) => {
+        Promise.all([gd.firstPart(kind), measured, kind === "post_grad" ? cudagraphsPart(gd) : null]).then(([p, ctx, cudagraphs]) => {
           const stage = new GraphStage(p, kind, ctx);
-          const control = colourByControl(graphHeats(ctx.reports, gd.id, kind), (heat) => stage.setHeat(heat));
+          const heats = graphHeats(ctx.reports, gd.id, kind);
+          if (cudagraphs) heats.set("CUDA graph", partitionHeat(cudagraphs)); // partitions drawn on the post-grad graph
+          const control = colourByControl(heats, (heat) => stage.setHeat(heat));
           if (control) stage.head.appendChild(control);
+          const banner = cudagraphBanner(cudagraphs, this.ctx);
+          if (banner) stage.root.insertBefore(banner, stage.graphBox);
           // The full part comes behind the first drawing (its parse would hold up the first frame).
           if (p.outline) this.firstFrame.then(() => this._track(gd.part(kind).then((full) => stage.setPart(full))));
           return stage;
@@ -317,7 +356,7 @@ export class App {
         post_grad: () => graphStage("post_grad"),
         loop_ir: () => gd.part("loop_ir").then((p) => new LoopIrStage(p, () => gd.part("loop_ir_bodies"), this.ctx)),
         fused: () => gd.part("fused").then((p) => new FusedStage(p, { ...this.ctx, graphId: gd.id, whatIf: this.whatIf })),
-        kernels: () => Promise.all([gd.part("kernels"), measured]).then(([p, ctx]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline") })),
+        kernels: () => Promise.all([gd.part("kernels"), measured, cudagraphsPart(gd)]).then(([p, ctx, cudagraphs]) => new KernelsStage(p, (id) => gd.part(`kernel/${id}`), { ...ctx, roofline: () => gd.part("roofline"), cudagraphs })),
         wrapper: () => gd.part("wrapper").then((p) => new WrapperFxStage(p, this.ctx)),
         memory: () => memoryStage(gd, this.ctx),
         export: () => (this.summary.export ? this.store.get("export") : Promise.resolve(null)).then((d) => new ExportStage(d)),
@@ -360,7 +399,8 @@ export class App {
     const selection = this.selection;
     const index = selection ? await gd.ensureIndex() : gd.index;
     if (gd !== this.gd || selection !== this.selection) return; // superseded
-    this.links = index ? index.linked(selection) : emptyLinks();
+    this.links = this._linked(index, selection);
+    this._drawCulprits();
     const view = await this._view(this.stage);
     if (gd !== this.gd || selection !== this.selection) return;
     view.update(selection, this.links);
@@ -370,6 +410,7 @@ export class App {
     const open = !selection && view.opened ? view.opened() : null;
     const sources = selection ? await this.store.get("sources").catch(() => ({})) : {};
     const breaks = selection ? await breakLines(this.store, this.summary) : new Map();
+    const cudagraphs = selection ? cudagraphLines(await cudagraphsPart(gd)) : new Map();
     const reports = await this.reports;
     const kernelSources = new Map();
     await Promise.all([...this.links.kernelLines.keys()].map((kid) => gd.part(`kernel/${kid}`).then((p) => kernelSources.set(kid, p.source || ""), () => {})));
@@ -377,6 +418,7 @@ export class App {
     renderLinks(this.side, {
       sources,
       breaks,
+      cudagraphs,
       gi: index,
       kernelSources,
       sel: selection,
@@ -396,6 +438,8 @@ export class App {
 
   /** Select an item ({kind, id, line?}) in the current graph; null clears. Resolves when drawn. */
   select(sel, { quiet = false, reveal = true } = {}) {
+    // a culprit level asked for by Python ({kind, id}) gets its words here
+    if (sel && sel.kind === "culprit" && !sel.label) sel = culpritSelection(this.culprits, Number(sel.id)) || sel;
     this.selection = sel && sel.kind ? sel : null;
     this._emit(quiet);
     return this._track(this._applySelection(reveal));

@@ -130,7 +130,8 @@ export function heatLegend(kind, top) {
 
 /**
  * The "colour by" control of a graph stage: a select with the choices this trace has and a legend.
- * `heats` maps "time" / "error" to a nodeHeat; `apply(heat | null)` recolours the graph.
+ * `heats` maps "time" / "error" to a nodeHeat (or a heat of its own kind with a `legend()`, such as
+ * cudagraphs.js's partitions); `apply(heat | null)` recolours the graph.
  * Returns null when the trace measured nothing for these nodes.
  */
 export function colourByControl(heats, apply) {
@@ -142,7 +143,7 @@ export function colourByControl(heats, apply) {
     select.value = choice;
     const heat = heats.get(choice) || null;
     clear(legendBox);
-    if (heat) legendBox.appendChild(heatLegend(heat.kind, heat.top));
+    if (heat) legendBox.appendChild(heat.legend ? heat.legend() : heatLegend(heat.kind, heat.top));
     apply(heat);
   };
   select.addEventListener("change", () => set(select.value));

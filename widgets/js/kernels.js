@@ -15,6 +15,7 @@ import { formatError, formatMs, formatShare, heatColor, heatInk, heatLevel, scal
 import { num } from "./reports.js";
 import { stallTitle } from "./measures.js";
 import { RooflinePanel } from "./roofline.js";
+import { cudagraphBanner, kernelStates } from "./cudagraphs.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 const ROW_H = 28;
@@ -27,13 +28,14 @@ const COLUMNS = [
   { id: "nodes", label: "nodes", value: (r) => r.nodes, num: true, title: "post-grad nodes the kernel computes" },
   { id: "user_lines", label: "user lines", value: (r) => r.userLines, num: true, title: "lines of your source it comes from" },
   { id: "time", label: "time", value: (r) => (r.time ? r.time.ms : null), num: true, needs: "time", title: "ms per run, and share of the profiled total" },
-  { id: "error", label: "error", value: (r) => (r.error ? r.error.max_rel : null), num: true, needs: "error", title: "max relative error against the reference (numerics report)" },
+  { id: "error", label: "error", value: (r) => (r.error ? r.error.max_rel : null), num: true, needs: "error", title: "max relative error against the reference (numerics report); \"local\": the kernel's own error leaves tolerance, \"prop.\": only the error its inputs carried from the kernels before it does" },
   { id: "bound", label: "bound by", value: (r) => (r.counters ? r.counters.bound_by : null), needs: "counters", title: "what limits the kernel (Nsight Compute): memory or compute when its speed of light is at 60% of peak or more, else latency" },
+  { id: "cudagraph", label: "CUDA graph", value: (r) => (r.cudagraph ? (r.cudagraph.captured ? 1 : 0) : null), num: true, needs: "cudagraph", title: "replays from a CUDA graph (mode=\"reduce-overhead\"), or why not" },
   { id: "sol", label: "SOL", value: (r) => (r.counters ? Math.max(num(r.counters.memory_sol) || 0, num(r.counters.compute_sol) || 0) : null), num: true, needs: "counters", title: "speed of light: memory (upper bar) and compute (lower bar) throughput, % of the device's peak (Nsight Compute)" },
 ];
 
-const HAS = { time: "hasTime", error: "hasError", counters: "hasCounters" };
-const WIDTH = { id: "minmax(12em, 1fr)", time: "12em", error: "9em", bound: "6.2em", sol: "8.5em" };
+const HAS = { time: "hasTime", error: "hasError", counters: "hasCounters", cudagraph: "hasCudagraphs" };
+const WIDTH = { id: "minmax(12em, 1fr)", time: "12em", error: "11.5em", bound: "6.2em", sol: "8.5em", cudagraph: "11em" };
 
 function compare(a, b) {
   if (typeof a === "number" && typeof b === "number") return Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b;
@@ -69,6 +71,7 @@ export class KernelsStage {
     const reports = ctx.reports || null;
     const graph = ctx.graphId;
     const first = reports && reports.firstDivergent;
+    const cudagraphs = ctx.cudagraphs && ctx.cudagraphs.state !== "no GPU" ? kernelStates(ctx.cudagraphs) : null;
     this.rows = this.kernels.map((k) => {
       const id = String(k.id);
       return {
@@ -81,6 +84,7 @@ export class KernelsStage {
         time: reports ? reports.kernelTime(graph, id) : null,
         error: reports ? reports.kernelError(graph, id) : null,
         counters: reports ? reports.kernelCounters(graph, id) : null,
+        cudagraph: cudagraphs ? cudagraphs.get(id) || { captured: false, partition: null, reason: "launched outside every partition" } : null,
         firstDivergent: Boolean(first && first.kernel === id && (first.graph === null || first.graph === graph)),
         search: [id, k.name, ...list(k.post_grad_nodes), ...list(k.fx_nodes)].join("\u0000").toLowerCase(),
       };
@@ -88,6 +92,7 @@ export class KernelsStage {
     this.hasTime = this.rows.some((r) => r.time);
     this.hasError = this.rows.some((r) => r.error);
     this.hasCounters = this.rows.some((r) => r.counters);
+    this.hasCudagraphs = Boolean(cudagraphs);
     this.columns = COLUMNS.filter((c) => !c.needs || this[HAS[c.needs]]);
     this.timeTop = scaleTop(this.rows.map((r) => (r.time ? r.time.ms : null)));
     this.errorTop = scaleTop(this.rows.map((r) => (r.error ? r.error.max_rel : null)));
@@ -102,6 +107,8 @@ export class KernelsStage {
     this.root.style.setProperty("--ie-kcols", this.columns.map((c) => WIDTH[c.id] || "4.6em").join(" "));
     this.info = h("span", { class: "ie-muted ie-kcount" });
     this.root.appendChild(this._toolbar());
+    const banner = cudagraphBanner(ctx.cudagraphs, ctx);
+    if (banner) this.root.appendChild(banner);
     // The roofline of the graph's kernels, built when its panel is first opened.
     this.roofline = ctx.roofline ? new RooflinePanel(ctx.roofline, ctx) : null;
     if (this.roofline) this.root.appendChild(this.roofline.root);
@@ -195,6 +202,8 @@ export class KernelsStage {
           return r.counters ? h("span", { class: `ie-kcol-bound ie-bound-${r.counters.bound_by}`, "data-bound": r.counters.bound_by }, r.counters.bound_by) : h("span", { class: "ie-muted", title: "no counters taken" }, "–");
         case "sol":
           return this._solCell(r);
+        case "cudagraph":
+          return this._cudagraphCell(r);
         default:
           return h("span");
       }
@@ -222,6 +231,16 @@ export class KernelsStage {
     );
   }
 
+  _cudagraphCell(r) {
+    const c = r.cudagraph;
+    const where = c.partition === null ? "" : `partition ${c.partition}: `;
+    return h(
+      "span",
+      { class: `ie-kcol-cudagraph ie-cg-${c.captured ? "captured" : "left-out"}`, "data-captured": String(c.captured), title: `${where}${c.captured ? "replays from a CUDA graph" : `not in a CUDA graph: ${c.reason}`}` },
+      c.captured ? "✓ captured" : `✗ ${c.reason}`,
+    );
+  }
+
   _solCell(r) {
     const c = r.counters;
     if (!c) return h("span", { class: "ie-kcol-sol ie-muted", title: "no counters taken" }, "–");
@@ -239,14 +258,18 @@ export class KernelsStage {
   _errorCell(r) {
     const e = r.error;
     if (!e) return h("span", { class: "ie-kcol-error ie-muted", title: "not in the numerics report" }, "–");
-    // within tolerance is calm (no heat): only an error outside tolerance draws the eye
-    const level = e.ok === true ? null : heatLevel("error", e.max_rel, this.errorTop);
+    // within tolerance is calm (no heat), and so is an error only carried in from the kernels before:
+    // only a kernel whose own (local) error leaves tolerance draws the eye
+    const level = e.ok === true || (e.divergence === "propagated" && e.local_ok === true) ? null : heatLevel("error", e.max_rel, this.errorTop);
     const state = e.ok === true ? "ok" : e.ok === false ? "diverges" : "not compared";
+    const local = e.local_max_rel === null ? "no local error (traced back only outside tolerance)" : `local max rel ${formatError(e.local_max_rel)} (its own nodes on the compiled program's inputs to it)`;
+    const kind = e.divergence === "local" ? "its own error leaves tolerance" : e.divergence === "propagated" ? "only the error its inputs carried leaves tolerance" : null;
     return h(
       "span",
-      { class: `ie-kcol-error ie-err-${state.replace(" ", "-")}`, title: `${state}; max rel ${formatError(e.max_rel)}, max abs ${formatError(e.max_abs)}${e.notes.length ? `\n${e.notes.join("\n")}` : ""}`, "data-ok": String(e.ok) },
+      { class: `ie-kcol-error ie-err-${state.replace(" ", "-")}`, title: `${state}${kind ? ` (${kind})` : ""}; max rel ${formatError(e.max_rel)}, max abs ${formatError(e.max_abs)}; ${local}${e.notes.length ? `\n${e.notes.join("\n")}` : ""}`, "data-ok": String(e.ok), "data-divergence": e.divergence ?? "" },
       h("span", { class: "ie-err-mark" }, e.ok === true ? "✓" : e.ok === false ? "✗" : "·"),
       h("span", { class: "ie-num", style: level === null ? null : `background: ${heatColor("error", level)}; color: ${heatInk("error", level)}` }, formatError(e.max_rel)),
+      e.divergence ? h("span", { class: `ie-err-kind ie-err-${e.divergence}` }, e.divergence === "local" ? "local" : "prop.") : null,
     );
   }
 

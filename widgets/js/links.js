@@ -24,6 +24,7 @@ export function describe(sel) {
     case "kernel_line": return `line ${sel.line} of ${sel.id}`;
     case "wrapper_line": return `wrapper line ${sel.line}`;
     case "user_line": return `${sel.id}:${sel.line}`;
+    case "culprit": return sel.label ? `culprit: ${sel.label}` : `culprit level ${sel.id}`;
     default: return String(sel.kind);
   }
 }
@@ -41,10 +42,10 @@ function chips(kind, ids, go) {
 
 /**
  * User source lines: every line the trace kept for each file involved, the linked ones lit.
- * `breaks` (userLineKey -> reason) marks the lines where Dynamo broke the graph; `reports` gives the
- * heat gutter of profiled time per line.
+ * `breaks` (userLineKey -> reason) marks the lines where Dynamo broke the graph, `cudagraphs` (userLineKey ->
+ * why) those whose work a CUDA graph does not hold; `reports` gives the heat gutter of profiled time per line.
  */
-function userSource(sources, links, select, breaks, reports) {
+function userSource(sources, links, select, breaks, reports, cudagraphs) {
   const files = new Map();
   for (const key of links.userLines) {
     const [file, line] = key.split("\u0000");
@@ -63,6 +64,7 @@ function userSource(sources, links, select, breaks, reports) {
       if (last !== null && n > last + 1) rows.push(h("div", { class: "ie-muted ie-gap" }, "  ⋯"));
       last = n;
       const broke = breaks && breaks.get(userLineKey(file, n));
+      const leftOut = cudagraphs && cudagraphs.get(userLineKey(file, n));
       const text = known[String(n)];
       rows.push(
         h(
@@ -72,11 +74,13 @@ function userSource(sources, links, select, breaks, reports) {
             "data-file": file,
             "data-line": String(n),
             "data-break": broke ? "true" : null,
+            "data-cudagraph": leftOut ? "true" : null,
             onclick: () => select({ kind: "user_line", id: file, line: n }),
           },
           lineHeatGutter(reports, file, n),
           h("span", { class: "ie-ln" }, String(n)),
           broke ? h("span", { class: "ie-badge ie-break-mark", title: `graph break: ${broke}` }, "graph break") : null,
+          leftOut ? h("span", { class: "ie-badge ie-cg-mark", title: leftOut }, "no CUDA graph") : null,
           text === undefined
             ? h("span", { class: "ie-code-text ie-muted ie-no-text" }, "(the trace holds no text for this line)")
             : h("span", { class: "ie-code-text" }, renderTokens(tokenizeLines(text, "python")[0] || [])),
@@ -120,7 +124,7 @@ function kernelLines(gi, kernelSources, links, sel, select, go) {
  * The side panel for selection `sel`. With nothing selected, `open` is what the stage shows anyway (the
  * kernel whose source the Kernels stage opened): the head names it, with a button that selects it.
  */
-export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, open, links, reports, graph, select, go, clearSelection }) {
+export function renderLinks(panel, { sources, breaks, cudagraphs, gi, kernelSources, sel, open, links, reports, graph, select, go, clearSelection }) {
   clear(panel);
   const shown = sel ? null : open || null;
   panel.appendChild(
@@ -148,7 +152,7 @@ export function renderLinks(panel, { sources, breaks, gi, kernelSources, sel, op
   }
   const parts = [
     ["measured", "Measured", measureRows(reports, graph, sel)],
-    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, breaks, reports) : null],
+    ["source", "Your source", links.userLines.size ? userSource(sources, links, select, breaks, reports, cudagraphs) : null],
     ["fx", "Dynamo FX nodes", links.fx.size ? chips("fx", links.fx, go) : null],
     ["post_grad", "Post-grad nodes", links.post_grad.size ? chips("post_grad", links.post_grad, go) : null],
     ["loop_ir", "Loop-IR nodes", links.loop_ir.size ? chips("loop_ir", links.loop_ir, go) : null],

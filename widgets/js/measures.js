@@ -83,6 +83,11 @@ function kernelErrorRows(e, isFirst) {
     kv("error", `max rel ${formatError(e.max_rel)} · max abs ${formatError(e.max_abs)} · ${state}`, `ie-measure-error ie-err-${e.ok === true ? "ok" : e.ok === false ? "diverges" : "not-compared"}`),
   ];
   if (e.mismatched !== null) rows.push(kv("mismatched", `${formatShare(e.mismatched)} of elements`));
+  if (e.local_max_rel !== null) {
+    const own = e.local_ok === true ? "within tolerance" : e.local_ok === false ? "outside tolerance" : "not compared";
+    rows.push(kv("local error", `max rel ${formatError(e.local_max_rel)} · max abs ${formatError(e.local_max_abs)} · ${own} (its own nodes run on the compiled program's inputs to it)`, `ie-measure-local ie-err-${e.local_ok === false ? "diverges" : "ok"}`));
+  }
+  if (e.divergence) rows.push(kv("leaves tolerance", e.divergence === "local" ? "its own error (local)" : "only the error its inputs carried from the kernels before it (propagated)", `ie-measure-divergence ie-err-${e.divergence}`));
   if (e.compiled_vs_float64 !== null && e.eager_vs_float64 !== null) {
     const closer = e.compiled_vs_float64 <= e.eager_vs_float64 ? "compiled is closer to float64 than eager" : "eager is closer to float64";
     rows.push(kv("vs float64", `compiled ${formatError(e.compiled_vs_float64)} · eager ${formatError(e.eager_vs_float64)} (${closer})`));
@@ -114,7 +119,7 @@ export function measureRows(reports, graph, sel) {
     case "fx":
     case "post_grad": {
       const name = String(sel.id);
-      rows = timeRows(reports.nodeTimes(graph, sel.kind).get(name), total, " (its kernels' time, shared evenly)");
+      rows = timeRows(reports.nodeTimes(graph, sel.kind).get(name), total, " (its kernels' time, split by what each node costs)");
       const err = reports.nodeErrors(graph, sel.kind).get(name);
       if (err !== undefined) rows.push(kv("error", `max rel ${formatError(err)} (worst buffer of its kernels)`, "ie-measure-error"));
       const stalls = reports.nodeStalls(graph, sel.kind).get(name);
@@ -122,7 +127,9 @@ export function measureRows(reports, graph, sel) {
       break;
     }
     case "user_line": {
-      rows = timeRows(reports.lineMs(sel.id, sel.line), total, " (all graphs)");
+      rows = timeRows(reports.lineMs(sel.id, sel.line), total, " on the ops it traced itself (all graphs)");
+      const below = reports.lineTotalMs(sel.id, sel.line);
+      if (below !== null && below > (reports.lineMs(sel.id, sel.line) || 0)) rows.push(...timeRows(below, total, " with every line it called"));
       const samples = reports.lineSamples(sel.id, sel.line);
       if (samples !== null) rows.push(kv("stalls", `${Math.round(samples)} warp stall samples in the kernels it became`, "ie-measure-stalls"));
       break;
@@ -143,7 +150,9 @@ export function lineHeatGutter(reports, file, line) {
   }
   if (!reports || !reports.hasTime) return null;
   const ms = reports.lineMs(file, line);
-  if (ms === null) return h("span", { class: "ie-heat-gutter" });
-  const color = heatColor("time", heatLevel("time", ms, reports.maxLineMs) ?? 0);
-  return h("span", { class: "ie-heat-gutter ie-heat", style: `background: ${color}`, title: `${formatMs(ms)} ms per run`, "data-ms": String(ms) });
+  const below = reports.lineTotalMs(file, line);
+  if (ms === null && below === null) return h("span", { class: "ie-heat-gutter" });
+  const color = heatColor("time", heatLevel("time", ms || 0, reports.maxLineMs) ?? 0);
+  const title = `${formatMs(ms || 0)} ms per run${below !== null && below > (ms || 0) ? ` · ${formatMs(below)} ms with what it called` : ""}`;
+  return h("span", { class: "ie-heat-gutter ie-heat", style: `background: ${color}`, title, "data-ms": String(ms || 0) });
 }

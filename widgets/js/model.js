@@ -25,6 +25,7 @@ export const STAGE_OF_KIND = {
   kernel: "kernels",
   kernel_line: "kernels",
   wrapper_line: "wrapper",
+  // a bisect's culprit ("culprit") lights what it names in every stage and keeps the stage shown
 };
 
 const list = (value) => (Array.isArray(value) ? value : []);
@@ -156,6 +157,42 @@ export class GraphIndex {
       }
       default:
         break;
+    }
+    return out;
+  }
+
+  /**
+   * Everything a level of a bisect's culprit names (the summary's `culprits`: fx, post_grad, fused,
+   * kernels, user_lines), lit together. Post-grad nodes named with kernels light only those kernels and
+   * their lines that compute them; kernels named alone light all they are linked to; a level naming only
+   * lines lights what those lines made.
+   */
+  linkedCulprit(culprit) {
+    const out = emptyLinks();
+    if (!culprit) return out;
+    const kernels = new Set(list(culprit.kernels).map(String).filter((k) => this.kernels.has(k)));
+    const postGrad = list(culprit.post_grad).map(String).filter((n) => this.pg.has(n));
+    const merge = (links) => {
+      for (const key of ["fx", "post_grad", "loop_ir", "fused", "kernels", "wrapperLines", "userLines"]) links[key].forEach((v) => out[key].add(v));
+      for (const [kid, lines] of links.kernelLines) out.kernelLines.set(kid, new Set([...(out.kernelLines.get(kid) || []), ...lines]));
+    };
+    if (postGrad.length) {
+      const loopIr = new Set([...kernels].flatMap((k) => list(this.kernels.get(k).loop_ir).map(String)));
+      this._fromPostGrad(out, postGrad, kernels.size ? { loopIr, kernels } : null);
+    } else {
+      kernels.forEach((k) => this._fromKernel(out, k, null));
+    }
+    for (const name of list(culprit.fx).map(String)) {
+      if (!this.fx.has(name)) continue;
+      out.fx.add(name);
+      this._addUserLine(out, this.fx.get(name));
+    }
+    list(culprit.fused).forEach((group) => merge(this.linked({ kind: "fused", id: group })));
+    const named = kernels.size || postGrad.length || list(culprit.fx).length || list(culprit.fused).length;
+    for (const ul of list(culprit.user_lines)) {
+      if (!Array.isArray(ul) || ul.length < 2) continue;
+      if (named) out.userLines.add(userLineKey(ul[0], ul[1]));
+      else merge(this.linked({ kind: "user_line", id: ul[0], line: ul[1] }));
     }
     return out;
   }

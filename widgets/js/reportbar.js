@@ -31,8 +31,10 @@ export function renderReportStrip(el, reports, { onPick, goKernel }) {
         h("span", { class: "ie-muted" }, `numerics vs ${reports.report.reference ?? "eager"}`),
         " ",
         first
-          ? h("button", { class: "ie-badge ie-first-divergent ie-first-divergent-btn", type: "button", "data-kernel": first.kernel, "data-graph": first.graph ?? "", title: "select the first kernel whose output leaves tolerance", onclick: () => goKernel(first.graph, first.kernel) }, `first divergent: ${first.kernel}`)
-          : h("strong", { class: "ie-numerics-ok" }, "all kernels within tolerance"),
+          ? h("button", { class: "ie-badge ie-first-divergent ie-first-divergent-btn", type: "button", "data-kernel": first.kernel, "data-graph": first.graph ?? "", title: "select the first kernel whose own (local) error leaves tolerance", onclick: () => goKernel(first.graph, first.kernel) }, `first divergent: ${first.kernel}`)
+          : reports.accumulated
+            ? h("button", { class: "ie-badge ie-accumulated-btn", type: "button", "data-kernel": reports.accumulated.kernel, "data-graph": reports.accumulated.graph, title: "no kernel's own error leaves tolerance; select the first kernel the accumulated (propagated) error leaves it at", onclick: () => goKernel(reports.accumulated.graph, reports.accumulated.kernel) }, `no kernel's own error leaves tolerance · accumulated: ${reports.accumulated.kernel}`)
+            : h("strong", { class: "ie-numerics-ok" }, "all kernels within tolerance"),
         " ",
         picker("numerics", reports, reports.numericsIdx, onPick),
       ),

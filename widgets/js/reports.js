@@ -37,6 +37,13 @@ const byGraphKernel = (rows) => {
   return map;
 };
 
+/** userLineKey -> ms of a profile's `[[file, line, ms]]` rows. */
+function lineMap(rows) {
+  const map = new Map();
+  for (const row of list(rows)) if (Array.isArray(row) && row.length >= 3) map.set(userLineKey(row[0], row[1]), num(row[2]));
+  return map;
+}
+
 /** Line number -> counters of one kernel's own source lines (library lines inlined into it are left out). */
 function ownLines(row) {
   const lines = new Map();
@@ -64,10 +71,8 @@ export class Reports {
     this.report = this.numericsIdx >= 0 ? obj(this.numerics[this.numericsIdx]) : null;
     this._kernelTime = byGraphKernel(this.profile && this.profile.kernels);
     this._kernelError = byGraphKernel(this.report && this.report.kernels);
-    this._lineMs = new Map();
-    for (const row of list(this.profile && this.profile.line_ms)) {
-      if (Array.isArray(row) && row.length >= 3) this._lineMs.set(userLineKey(row[0], row[1]), num(row[2]));
-    }
+    this._lineMs = lineMap(this.profile && this.profile.line_ms);
+    this._lineTotalMs = lineMap(this.profile && this.profile.line_total_ms);
     this.firstDivergent = this._firstDivergent();
   }
 
@@ -135,20 +140,41 @@ export class Reports {
     return { ms: num(row.ms), fraction: num(row.fraction), calls: num(row.calls) };
   }
 
-  /** The numerics row of a kernel ({ok, max_rel, max_abs, mismatched, ..., notes}), or null. */
+  /**
+   * The numerics row of a kernel, or null: its propagated error (ok, max_rel, max_abs, mismatched: against
+   * the whole graph run from its inputs), its local error (local_ok, local_max_rel, ...: its own nodes run
+   * on the compiled program's inputs to it; null in reports saved before local errors), `divergence`
+   * ("local", "propagated" or null: which of them leaves tolerance) and notes.
+   */
   kernelError(graph, kernel) {
     const row = this._kernelError.get(`${graph}\u0000${kernel}`);
     if (!row) return null;
     const notes = [...new Set(list(row.buffers).filter((b) => b && b.note).map((b) => `${b.buffer}: ${b.note}`))];
+    const flag = (value) => (value === true ? true : value === false ? false : null);
+    const ok = flag(row.ok);
+    const localOk = flag(row.local_ok);
     return {
-      ok: row.ok === true ? true : row.ok === false ? false : null,
+      ok,
       max_rel: num(row.max_rel),
       max_abs: num(row.max_abs),
       mismatched: num(row.mismatched),
       compiled_vs_float64: num(row.compiled_vs_float64),
       eager_vs_float64: num(row.eager_vs_float64),
+      local_ok: localOk,
+      local_max_rel: num(row.local_max_rel),
+      local_max_abs: num(row.local_max_abs),
+      local_mismatched: num(row.local_mismatched),
+      // which error leaves tolerance (written since local errors; the same rule for reports saved before)
+      divergence: typeof row.divergence === "string" ? row.divergence : localOk === false ? "local" : ok === false ? "propagated" : null,
       notes,
     };
+  }
+
+  /** The first kernel whose propagated error leaves tolerance when no kernel's own error does ({graph, kernel}), or null. */
+  get accumulated() {
+    if (!this.report || this.report.first_divergent) return null;
+    const row = list(this.report.kernels).find((k) => k && k.ok === false);
+    return row ? { graph: String(row.graph), kernel: String(row.kernel) } : null;
   }
 
   /** Node name -> ms of one graph's `fx` or `post_grad` nodes (empty without a profile). */
@@ -175,6 +201,12 @@ export class Reports {
   /** ms per run spent on one user line (summed over graphs), or null. */
   lineMs(file, line) {
     const v = this._lineMs.get(userLineKey(file, line));
+    return v === undefined ? null : v;
+  }
+
+  /** ms per run of one line with everything it called included (a model's call site: all of it), or null. */
+  lineTotalMs(file, line) {
+    const v = this._lineTotalMs.get(userLineKey(file, line));
     return v === undefined ? null : v;
   }
 

@@ -223,7 +223,7 @@ export class LoopIrStage {
 }
 
 export class FusedStage {
-  /** @param {{fused: Array, not_fused: Array}} part; `ctx.whatIf` (live widget only) asks Python to unfuse a group */
+  /** @param {{fused: Array, not_fused: Array, user_lines: object}} part; `ctx.whatIf` (live widget only) asks Python to unfuse a group */
   constructor(part, ctx) {
     this.groups = list(part && part.fused);
     this.ids = this.groups.map((f) => String(f.name));
@@ -234,7 +234,12 @@ export class FusedStage {
     styleRows(this.list, this.ids, this.state);
     this.nav = new ListNav(this.list, this.ids, (id) => ctx.select({ kind: "fused", id }), () => this.ids.indexOf(this.state.selected));
     this.root.append(head, this.list.root);
-    this.whatIf = ctx.whatIf ? new WhatIfBox(ctx.graphId, ctx.whatIf) : null;
+    const lines = (part && part.user_lines) || {};
+    const about = (name) => {
+      const f = this.groups.find((g) => String(g.name) === name);
+      return f ? { nodes: list(f.nodes).length, lines: lines[name] || 0, kind: String(f.kind ?? "") } : null;
+    };
+    this.whatIf = ctx.whatIf ? new WhatIfBox(ctx.graphId, ctx.whatIf, about) : null;
     if (this.whatIf) this.root.appendChild(this.whatIf.root);
     const notFused = list(part && part.not_fused);
     if (notFused.length) {

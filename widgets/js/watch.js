@@ -1,8 +1,10 @@
 // The live watch view (widgets/watch_widget.py): a watched loop's step timeline with its compiles,
 // recompiles and graph breaks marked at their step, the list of those events, the picked event's
-// detail (reason, failed guard, file:line, the value that broke it) and the compiled frames.
-// Python sends the traits (widgets/watch_payload.py) a few times a second while the loop runs; each
-// change redraws the view, which is small (at most a few hundred bars, one row per event and frame).
+// detail (reason, failed guard, file:line, the value that broke it), the compiled frames and, under CUDA
+// graphs (mode="reduce-overhead"), what the CUDA graph tree did in each step.
+// Python sends the traits (contract.WatchPayload, built by compiler/io/watch.py) a few times a second
+// while the loop runs; each change redraws the view, which is small (at most a few hundred bars, one row
+// per event and frame).
 
 import { h, s, clear } from "./dom.js";
 import "./watch.css";
@@ -129,7 +131,9 @@ function detail(event) {
 
 function frameTable(frames) {
   if (!frames.length) return null;
+  const graphed = frames.some((f) => f.cudagraph_replays || f.cudagraph_skips); // a run under CUDA graphs
   const cols = ["frame", "function", "defined", "calls", "est. time", "compiles", "recompiles", "breaks"];
+  if (graphed) cols.push("CUDA graph replays", "skips");
   return h(
     "table",
     { class: "ie-table ie-watch-frames" },
@@ -149,6 +153,40 @@ function frameTable(frames) {
           h("td", null, String(f.compiles ?? 0)),
           h("td", { "data-col": "recompiles" }, String(f.recompiles ?? 0)),
           h("td", null, String(f.breaks ?? 0)),
+          graphed ? h("td", { "data-col": "cudagraph_replays" }, String(f.cudagraph_replays ?? 0)) : null,
+          graphed ? h("td", { "data-col": "cudagraph_skips" }, String(f.cudagraph_skips ?? 0)) : null,
+        ),
+      ),
+    ),
+  );
+}
+
+/** The CUDA graph tree's events, one row per step, graph function and kind (replays counted). */
+function cudagraphTable(events) {
+  if (!events.length) return null;
+  const cols = ["step", "compile", "function", "CUDA graph tree", "times", "reason"];
+  return h(
+    "div",
+    { class: "ie-watch-cudagraphs" },
+    h("strong", null, "CUDA graphs"),
+    h(
+      "table",
+      { class: "ie-table" },
+      h("thead", null, h("tr", null, cols.map((c) => h("th", null, c)))),
+      h(
+        "tbody",
+        null,
+        events.map((e) =>
+          h(
+            "tr",
+            { "data-kind": e.kind, "data-step": e.step, "data-compile": e.compile },
+            h("td", null, String(e.step)),
+            h("td", null, String(e.compile ?? "")),
+            h("td", null, String(e.function ?? "")),
+            h("td", null, h("span", { class: "ie-badge" }, String(e.kind ?? ""))),
+            h("td", { "data-col": "count" }, String(e.count ?? 1)),
+            h("td", { class: "ie-watch-reason" }, String(e.reason ?? "")),
+          ),
         ),
       ),
     ),
@@ -179,16 +217,18 @@ export function renderWatch({ model, el }) {
         h("span", { class: `ie-badge ie-watch-state${active ? " ie-watch-running" : ""}` }, active ? "running" : "ended"),
         " ",
         h("span", { class: "ie-watch-summary" }, String(head.summary ?? "")),
+        head.step_rule ? h("span", { class: "ie-muted ie-watch-rule" }, ` · steps: ${head.step_rule}`) : null,
       ),
       head.error ? h("div", { class: "ie-error" }, `The loop raised ${head.error}; what ran before it is shown.`) : null,
       timeline(tl, events, selected, pick),
       h("div", { class: "ie-watch-body" }, h("div", { class: "ie-watch-list" }, eventTable(events, selected, pick)), detail(events.find((e) => e.id === selected))),
       frameTable(list(model.get("frames"))),
+      cudagraphTable(list(model.get("cudagraphs"))),
     ];
     clear(root).append(...parts.filter(Boolean));
   };
   draw();
-  const traits = ["headline", "timeline", "events", "frames", "active", "selected"];
+  const traits = ["headline", "timeline", "events", "frames", "cudagraphs", "active", "selected"];
   for (const t of traits) model.on(`change:${t}`, draw);
   return () => {
     for (const t of traits) model.off(`change:${t}`, draw);

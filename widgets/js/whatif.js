@@ -1,6 +1,9 @@
 // "What if" in the fused view: the selected group, an "unfuse" button, and beside it the comparison
 // Python sends back for c.what_if(unfuse=group) (widgets/what_if_payload.py): the verdict, kernels
 // before and after with their bytes (and ms once measured), the totals; or the refusal's message.
+// A group of several scheduler nodes is unfused; a group of one loop holding several of the user's lines
+// (Inductor inlined them while lowering) is cut at its lines by the same call; any other group is one
+// scheduler node with nothing to undo, and the button says so without asking Python.
 // Only the live widget can recompile: commWhatIf returns null elsewhere (a trace, the HTML export),
 // and the fused view then shows no button.
 
@@ -110,13 +113,36 @@ export function whatIfResult(reply) {
 }
 
 /**
- * The box under the fused groups: the selected group, its "unfuse" button, and its answer. Answers are
- * kept per group, so selecting a group again shows what was asked of it.
+ * What pressing the button does for a group ({nodes, lines, kind}: its scheduler nodes, the user's lines its
+ * kernels compute, its kind): "unfuse" several nodes, "cut" one loop of several lines, or nothing (with why).
+ */
+const LOOPS = new Set(["single", "pointwise", "reduction"]); // a fused group of one loop is "single" (scheduler_ir.py)
+
+export function whatIfOffer(group) {
+  const nodes = group ? group.nodes : 0;
+  const lines = group ? group.lines : 0;
+  if (nodes > 1) return { action: "unfuse", label: "unfuse", title: "c.what_if(unfuse=group): compile again with this group's nodes as separate kernels" };
+  if (nodes === 1 && lines > 1 && LOOPS.has(group.kind)) {
+    return {
+      action: "cut",
+      label: "cut at lines",
+      title: `c.what_if(unfuse=group): Inductor inlined these ${lines} lines into one loop while lowering; compile again storing the value each line hands to the next, one kernel per line`,
+    };
+  }
+  const why = group && group.kind === "extern" ? "an extern call (a library kernel), never fused" : lines > 1 ? "one scheduler node" : "one loop of one line of yours";
+  return { action: null, label: "unfuse", title: `nothing to unfuse: this group is ${why} (c.what_if(materialize=node) stores a value a loop computes inline)` };
+}
+
+/**
+ * The box under the fused groups: the selected group, its button, and its answer. Answers are kept per
+ * group, so selecting a group again shows what was asked of it. `about(name)` gives a group's
+ * {nodes, lines, kind} (whatIfOffer).
  */
 export class WhatIfBox {
-  constructor(graph, ask) {
+  constructor(graph, ask, about = () => null) {
     this.graph = graph;
     this.ask = ask;
+    this.about = about;
     this.group = null;
     this.answers = new Map(); // group -> reply, or "busy"
     this.measure = h("input", { type: "checkbox", class: "ie-whatif-measure" });
@@ -132,7 +158,7 @@ export class WhatIfBox {
 
   unfuse() {
     const group = this.group;
-    if (!group || this.answers.get(group) === "busy") return;
+    if (!group || this.answers.get(group) === "busy" || !whatIfOffer(this.about(group)).action) return;
     this.answers.set(group, "busy");
     this.draw();
     this.ask(this.graph, group, this.measure.checked).then((reply) => {
@@ -145,18 +171,21 @@ export class WhatIfBox {
     const group = this.group;
     const answer = group ? this.answers.get(group) : undefined;
     const busy = answer === "busy";
+    const offer = whatIfOffer(group ? this.about(group) : null);
+    const question = offer.action === "cut" ? " were cut at its lines?" : " were unfused?";
     const head = h(
       "div",
       { class: "ie-whatif-head" },
-      h("span", null, "What if ", group ? h("strong", null, group) : h("span", { class: "ie-muted" }, "(select a group)"), " were unfused?"),
+      h("span", null, "What if ", group ? h("strong", null, group) : h("span", { class: "ie-muted" }, "(select a group)"), question),
       h(
         "button",
-        { class: "ie-whatif-unfuse", type: "button", disabled: group && !busy ? null : "", title: "c.what_if(unfuse=group): compile again with this group's nodes as separate kernels", onclick: () => this.unfuse() },
-        busy ? "compiling…" : "unfuse",
+        { class: "ie-whatif-unfuse", type: "button", "data-action": offer.action || "none", disabled: group && offer.action && !busy ? null : "", title: offer.title, onclick: () => this.unfuse() },
+        busy ? "compiling…" : offer.label,
       ),
       h("label", { title: "time both sides and check them against eager (slower)" }, this.measure, " measure"),
     );
-    clear(this.root).append(...[head, answer && !busy ? whatIfResult(answer) : null].filter(Boolean));
+    const why = group && !offer.action ? h("p", { class: "ie-muted ie-whatif-why" }, offer.title) : null;
+    clear(this.root).append(...[head, why, answer && !busy ? whatIfResult(answer) : null].filter(Boolean));
     this.root.dataset.state = busy ? "busy" : answer ? (answer.error ? "error" : "done") : "idle";
   }
 }
