@@ -28,7 +28,8 @@ from typing import Any, Callable
 import anywidget
 import traitlets
 
-from compiler.model.contract import SELECTION_KINDS, STAGES
+from compiler.model.contract import (SELECTION_KINDS, STAGES, WIDGET_ACTIONS, PartReply, PartRequest, ReproAction,
+                                     SelectAction, ToggleAction, WhatIfRequest)
 
 from ._bundle import BUNDLE_CSS, BUNDLE_JS
 from .html import write_html
@@ -108,20 +109,28 @@ class ExplorerWidget(anywidget.AnyWidget):
 
     # --- the browser's requests ---------------------------------------------------------------
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        if content.get("type") == "part":
-            self.send_part(str(content.get("key", "")), content.get("id"), content.get("revision"))
-        elif content.get("type") == "what_if":
-            self.send_what_if(str(content.get("group", "")), str(content.get("graph", "")),
-                              bool(content.get("measure")), content.get("id"))
-        elif content.get("type") in ("toggle", "select", "repro"):
-            for callback in list(self._actions):
-                callback(content)
+        """A browser request, by its ``type`` (compiler/model/contract.py declares each); others are ignored."""
+        handler = self._HANDLERS.get(content.get("type")) if isinstance(content, dict) else None
+        if handler is not None:
+            handler(self, content)
+
+    def _on_part(self, request: PartRequest) -> None:
+        self.send_part(str(request.get("key", "")), request.get("id"), request.get("revision"))
+
+    def _on_what_if(self, request: WhatIfRequest) -> None:
+        self.send_what_if(str(request.get("group", "")), str(request.get("graph", "")), bool(request.get("measure")),
+                          request.get("id"))
+
+    def _on_action(self, action: ToggleAction | SelectAction | ReproAction) -> None:
+        for callback in list(self._actions):
+            callback(action)
+
+    _HANDLERS: dict[str, Callable[[Any, Any], None]] = {
+        "part": _on_part, "what_if": _on_what_if, **dict.fromkeys(WIDGET_ACTIONS, _on_action)}
 
     def send_part(self, key: str, request: Any = None, revision: Any = None) -> None:
         """Answer a part request: the part as one buffer of UTF-8 JSON, or an error saying what is missing."""
-        reply: dict[str, Any] = {"type": "part", "key": key, "id": request, "revision": self.revision}
+        reply: PartReply = {"type": "part", "key": key, "id": request, "revision": self.revision}
         if revision is not None and revision != self.revision:
             reply["error"] = "the widget shows another compilation now"
             self.send(reply)

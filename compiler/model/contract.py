@@ -352,3 +352,49 @@ class WatchPayload(TypedDict):
     frames: list[WatchFrameRow]  # one row per compiled frame
     cudagraphs: list[WatchCudaGraphEvent]  # the CUDA graph tree's events per step, oldest first; [] without
     active: bool  # the loop was still running when the payload was made
+
+
+# ------------------------------------------------------------------------- the compilation view's messages
+# What the browser sends the ExplorerWidget (widgets/widget.py) and what it answers, each way one TypedDict;
+# the widget dispatches on ``type`` through one table (ExplorerWidget._HANDLERS).
+
+
+class PartRequest(TypedDict):
+    type: Literal["part"]  # a part of the trace the view opens (widgets/js/store.js)
+    key: str  # which part: "g0/fx", "g0/kernels", ... (widgets/parts.py PART_KEYS)
+    id: int  # the request's number, echoed in the reply
+    revision: int  # the compilation the view shows; a reply for another one is refused
+
+
+class PartReply(TypedDict, total=False):
+    type: Literal["part"]
+    key: str
+    id: int
+    revision: int  # the compilation the widget shows now
+    error: str  # why the part cannot be sent (absent when it is: the part travels as one UTF-8 JSON buffer)
+
+
+class WhatIfRequest(TypedDict):
+    type: Literal["what_if"]  # an "unfuse" press in the fused stage (widgets/js/whatif.js)
+    graph: str  # the graph id
+    group: str  # the fused group to split
+    measure: bool  # also time both versions on the real inputs
+    id: str  # the request's id, echoed in the reply
+
+
+class ToggleAction(TypedDict):
+    type: Literal["toggle"]  # a config toggle flipped (widgets/js/sessionbar.js): recompile with it
+    name: str  # the toggle's name (explorer.toggles)
+    value: bool  # its new value
+
+
+class SelectAction(TypedDict):
+    type: Literal["select"]  # a compilation of the session's history picked
+    index: int  # its index in ``history``
+
+
+class ReproAction(TypedDict):
+    type: Literal["repro"]  # "reproducer" pressed: write a script reproducing the compilation shown
+
+
+WIDGET_ACTIONS = ("toggle", "select", "repro")  # the requests the widget hands to its on_action callbacks

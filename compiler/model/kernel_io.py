@@ -117,7 +117,7 @@ def _lines(wrapper_source: str) -> tuple[str, ...]:
 def kernel_calls(kernel: Any, wrapper_source: str) -> list[KernelCall]:
     """Every call of ``kernel`` in the wrapper, in wrapper order, with the buffers it writes."""
     lines = _lines(wrapper_source)
-    numbers = kernel.wrapper_lines[1:] if kernel.language != "extern" else kernel.wrapper_lines
+    numbers = kernel.call_lines
     params = parameter_names(kernel)
     calls = []
     for number in numbers:

@@ -169,6 +169,11 @@ class Kernel(Rendered):
     def lines(self) -> list[str]:
         return self.source.splitlines()
 
+    @property
+    def call_lines(self) -> list[int]:
+        """The wrapper lines that launch it: a defined kernel's first wrapper line is its definition."""
+        return list(self.wrapper_lines) if self.language == "extern" else list(self.wrapper_lines[1:])
+
     def bench(self) -> Any:
         """Time this kernel on the real shapes (GPU): bytes, FLOPs, GB/s, TFLOP/s, fraction of peak."""
         return slots.bench_kernel(self, self.graph)

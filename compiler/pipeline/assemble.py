@@ -263,9 +263,8 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
 
 
 def _first_call(kernel: Kernel) -> int:
-    """The wrapper line of a kernel's first call (a defined kernel's first wrapper line is its definition)."""
-    calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
-    return min(calls, default=0)
+    """The wrapper line of a kernel's first call."""
+    return min(kernel.call_lines, default=0)
 
 
 def _kernel_irs(kernels: list[Kernel], live: dict[str, Any]) -> float:

@@ -36,6 +36,7 @@ from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, cudagraph_capture, frames, toggles
 from .assemble import InnerRecord, assemble
+from .private_entry import private_entry
 from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture
 from .dynamo_records import PAYLOADS, READS, DynamoRecords, add_sources
@@ -528,36 +529,6 @@ def _from_entry(stack: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]
     return stack[cut + 1:]
 
 
-def _clone_function(fn: types.FunctionType) -> types.FunctionType:
-    """The same function with its own code object, so Dynamo's cache for it is ours alone."""
-    clone = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    clone.__qualname__ = fn.__qualname__
-    clone.__module__ = fn.__module__
-    return clone
-
-
-def _entry(target: Any) -> tuple[Callable[..., Any], str]:
-    """A private entry function for ``target`` and the name to show for it."""
-    original = getattr(target, "_orig_mod", None) or getattr(target, "_torchdynamo_orig_callable", None)
-    if original is not None:  # already wrapped by torch.compile: explore what it wraps
-        target = original
-    if isinstance(target, types.FunctionType):
-        return _clone_function(target), target.__qualname__
-    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
-        return types.MethodType(_clone_function(target.__func__), target.__self__), target.__qualname__
-    if not callable(target):
-        raise TypeError(f"explorer.compile needs a function or nn.Module, got {type(target).__name__}")
-
-    self = target  # Dynamo names graph inputs after this variable: l_self_modules_fc_parameters_weight_
-
-    def entry(*args: Any, **kwargs: Any) -> Any:
-        return self(*args, **kwargs)
-
-    name = type(target).__name__ if isinstance(target, torch.nn.Module) else getattr(target, "__qualname__", repr(target))
-    return _clone_function(entry), name
-
-
 def _device_of(target: Any, inputs: tuple[Any, ...]) -> str:
     for value in inputs:
         if isinstance(value, torch.Tensor):
@@ -591,7 +562,7 @@ def captured(began_ns: int, target: Any, inputs: tuple[Any, ...], *, config: Map
     does); ``began_ns``: when the caller's call began, which ``c.compile_time`` counts from."""
     settings = {**toggles.mode_settings(mode), **toggles.resolve(config)}
     toggles.check_capturable(settings)
-    entry, name = _entry(target)
+    entry, name = private_entry(target)
     device = _device_of(target, inputs)
     for note in toggles.without_effect(settings, device):
         warnings.warn(note, toggles.ToggleWarning, stacklevel=3)  # past capture_entry.capture, to the caller's line

@@ -101,7 +101,7 @@ def _launches(graph: Any, kernels: list[str] | None, inside: tuple[int, int] | N
     for kernel in graph.kernels:
         if kernels is not None and kernel.id not in kernels:
             continue
-        for line in kernel.wrapper_lines:
+        for line in kernel.call_lines:
             within = inside[0] <= line <= inside[1] if inside else not any(a <= line <= b for a, b in outside)
             if within:
                 calls.append((line, kernel.id))
@@ -137,11 +137,26 @@ def _partitions(graph: Any, partitions: list[Partition] | None, wrapped: bool) -
             reasons.append(PartitionReason(node=name, reason=reason, op=node.target if node is not None else "",
                                            post_grad=origin or "",
                                            kernels=tuple(group.kernels) if group is not None else (),
-                                           line=node.user_line if node is not None else None))
+                                           line=_line_of(node, nodes)))
         out.append(CudaGraphPartition(index=index, captured=partition.cudagraphable and wrapped,
                                       function=partition.function, nodes=list(partition.nodes), kernels=kernels,
                                       launches=launches, post_grad_nodes=post_grad, reasons=reasons))
     return out
+
+
+def _line_of(node: Any, nodes: dict[str, Any]) -> tuple[str, int] | None:
+    """The node's line; for a node a pass made (no stack: the CPU scalars Inductor gathers with ``cat`` and
+    moves to the GPU), the line of the nearest node that reads its value, breadth first."""
+    pending, seen = [node], set()
+    while pending:
+        current = pending.pop(0)
+        if current is None or current.name in seen:
+            continue
+        if current.user_line is not None:
+            return current.user_line
+        seen.add(current.name)
+        pending += [nodes.get(name) for name in current.users]
+    return None
 
 
 def _compile_skip(graph: Any, raw: RawCudaGraphs, wrapped: bool) -> CudaGraphSkip | None:

@@ -31,6 +31,18 @@ def graph_launches(events: list[RawEvent]) -> tuple[dict[int, RawEvent], dict[in
     return launches, dict(groups)
 
 
+REPLAYS_UNSEEN_NOTE = (
+    "the profiler reported no kernel inside a CUDA graph replay (CUPTI leaves them out on this CUDA; "
+    "pytorch/kineto#1165): each kernel's time is from the same kernels launched one by one, without the "
+    "replay; c.cudagraphs.measure() times a whole call with CUDA graphs")
+
+
+def replays_unseen(events: list[RawEvent]) -> bool:
+    """Whether graphs were launched and the profiler reported no device activity for any launch."""
+    launches, groups = graph_launches(events)
+    return bool(launches) and not groups
+
+
 class ReplayKeys:
     """Keys of the kernels of each replay, for one compilation."""
 
@@ -53,7 +65,7 @@ class ReplayKeys:
         by_id = {k.id: k for k in graph.kernels}
         if state is not None and state.partitions:
             return [[by_id[k] for k in (p.launches or p.kernels) if k in by_id] for p in state.partitions if p.captured]
-        calls = sorted((line, k.id) for k in graph.kernels for line in k.wrapper_lines)
+        calls = sorted((line, k.id) for k in graph.kernels for line in k.call_lines)
         return [[by_id[k] for _, k in calls]]
 
     def _align(self, graph_id: str, group: list[RawEvent]) -> list[tuple[str | None, bool]]:

@@ -14,7 +14,9 @@ kernels:
   wrapper makes directly inside a compiled graph's call, matched in wrapper order to the graph's
   ``extern`` kernels by operator name;
 - under CUDA graphs (``mode="reduce-overhead"``) a replay's kernels are matched together to the recorded
-  function's kernels (compiler/runs/cudagraph_attribution.py): the same kernel ids as launched one by one;
+  function's kernels (compiler/runs/cudagraph_attribution.py): the same kernel ids as launched one by one.
+  Where the profiler reports no kernel inside a replay (CUPTI on some CUDA versions), the runs are recorded
+  again with the same kernels launched one by one, and the profile says so in a note;
 - what no kernel explains is ``unattributed_ms``, broken down by what it was (operator or CUDA kernel
   names; on CPU also the wrapper's own Python between kernels).
 
@@ -33,12 +35,13 @@ from typing import Any, Iterable
 
 import torch
 
-from .._torch import profiling, runtime
+from .._torch import cudagraph_tree, profiling, runtime
 from ..model import progress, slots
 from ..model.keys import kernel_keys
 from ..model.profile import KernelRef, Profile
 from ..model.unstable_times import spread_note, thread_note, usable_cores
 from . import replay
+from .cudagraph_attribution import REPLAYS_UNSEEN_NOTE, replays_unseen
 from .cudagraph_runs import observed
 from .externs import externs_in_wrapper_order
 from .gpu_attribution import attribute_gpu
@@ -105,26 +108,25 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
                 task.step("warm-up", done, warmup)
                 run()
         replay.synchronize(c.device)
-        with profiling.recording(activities) as prof:
-            for done in range(runs):
-                task.step("profiling", done, runs)
-                started = time.perf_counter()
-                with torch.profiler.record_function(RUN_MARK):
-                    run()
-                    replay.synchronize(c.device)
-                walls.append(time.perf_counter() - started)
+        prof = _recorded(c, run, runs, activities, task, walls)
+        events = profiling.raw_events(prof) if cuda else []
+        unseen = replays_unseen(events)
+        if unseen:  # the same kernels launched one by one, for the times the replays did not report
+            with cudagraph_tree.without_cuda_graphs():
+                prof = _recorded(c, run, runs, activities, task, [])
+            events = profiling.raw_events(prof)
         task.step("attributing", runs, runs)
         if uses_named_ranges(c):  # a C++ wrapper: its kernels are the profiler ranges named after them
             named = attribute_named(c, refs, prof.events(), RUN_MARK, cuda)
             result = _profile_of(c, refs, runs, named.kernel_us, named.calls, named.total_us, named.unattributed,
                                  named.timeline, cuda)
         elif cuda:
-            attributed = attribute_gpu(c, refs, profiling.raw_events(prof), RUN_MARK, GRAPH_MARK)
+            attributed = attribute_gpu(c, refs, events, RUN_MARK, GRAPH_MARK)
             result = _profile_of(c, refs, runs, attributed.kernel_us, attributed.calls, attributed.total_us,
                                  attributed.unattributed, attributed.timeline, cuda)
             result._gpu_kernel_keys = attributed.key_of_correlation
             note = spread_note(run_ms(attributed.run_us), c.device)
-            result.notes += [note] if note else []
+            result.notes += ([note] if note else []) + ([REPLAYS_UNSEEN_NOTE] if unseen else [])
         else:
             result = attribute_cpu(c, refs, prof.events(), runs)
     result.notes += cpu_thread_notes(c.device)
@@ -133,6 +135,19 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
     result.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     result._trace = prof
     return result
+
+
+def _recorded(c: Any, run: Any, runs: int, activities: list[Any], task: Any, walls: list[float]) -> Any:
+    """``runs`` calls under torch.profiler, each inside the run mark; each call's wall seconds go to ``walls``."""
+    with profiling.recording(activities) as prof:
+        for done in range(runs):
+            task.step("profiling", done, runs)
+            started = time.perf_counter()
+            with torch.profiler.record_function(RUN_MARK):
+                run()
+                replay.synchronize(c.device)
+            walls.append(time.perf_counter() - started)
+    return prof
 
 
 # ------------------------------------------------------------------------------------------ attribution

@@ -21,6 +21,7 @@ import torch
 
 from .._torch import dynamo_codes, fusion_edits, hooks, inductor_config
 from ..model.what_if import FusionEdit
+from ..pipeline.private_entry import private_entry
 from ..runs import replay
 
 _NO_CACHES = {"force_disable_caches": True}  # a trial's edits are not in Inductor's cache keys
@@ -64,28 +65,6 @@ def crash_text(error: BaseException) -> str:
     """An error as one line: its type and the first line of its message."""
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def _clone_function(fn: types.FunctionType) -> types.FunctionType:
-    clone = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    clone.__qualname__ = fn.__qualname__
-    return clone
-
-
-def private_entry(target: Any) -> Callable[..., Any]:
-    """A function with its own code object that calls ``target``: Dynamo's cache for it is the trial's alone."""
-    target = getattr(target, "_orig_mod", None) or getattr(target, "_torchdynamo_orig_callable", None) or target
-    if isinstance(target, types.FunctionType):
-        return _clone_function(target)
-    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
-        return types.MethodType(_clone_function(target.__func__), target.__self__)
-    module = target
-
-    def entry(*args: Any, **kwargs: Any) -> Any:
-        return module(*args, **kwargs)
-
-    return _clone_function(entry)
 
 
 def combined(edits: Sequence[FusionEdit]) -> Any:
@@ -148,7 +127,7 @@ class Program:
     def compiled(self, spec: TrialSpec) -> tuple[Any, float | None]:
         """The compiled program's outputs (first call), and with ``spec.timing`` its milliseconds per call."""
         codes: dict[types.CodeType, bool] = {}
-        entry = private_entry(self.target)
+        entry, _ = private_entry(self.target)
         with contextlib.ExitStack() as stack:
             stack.enter_context(dynamo_codes.converted_frames(lambda code, fresh: codes.setdefault(code, fresh)))
             stack.enter_context(dynamo_codes.forgotten_unless_held(codes, set()))
