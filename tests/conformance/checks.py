@@ -102,7 +102,7 @@ class GraphFacts:
         self.first_call: dict[str, int] = {}
         self.last_call: dict[str, int] = {}
         for kernel in graph.kernels:
-            calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+            calls = kernel.call_lines
             if calls:
                 self.first_call[kernel.id], self.last_call[kernel.id] = min(calls), max(calls)
         self.computed_by: dict[str, list[str]] = defaultdict(list)
@@ -237,7 +237,7 @@ def wrapper_function(kernel: Any, facts: GraphFacts) -> str | None:
     """The subgraph whose wrapper function calls ``kernel`` (a ``cond`` branch is a function of the
     wrapper named after its subgraph), or None for the main call function."""
     lines = facts.graph.wrapper.source.splitlines()
-    calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+    calls = kernel.call_lines
     paths = {(n.subgraph or "").replace(".", "_"): n.subgraph for n in facts.nodes.values() if n.subgraph}
     for number in calls[:1]:
         if number > len(lines):
@@ -265,7 +265,7 @@ def _written_at(graph: Any) -> dict[str, int]:
         match = _ALIAS.match(line)
         if match:
             group[match.group(1)] = group.get(match.group(2), match.group(2))
-    calls = sorted({n for k in graph.kernels for n in (k.wrapper_lines if k.language == "extern" else k.wrapper_lines[1:])})
+    calls = sorted({n for k in graph.kernels for n in k.call_lines})
     first: dict[str, int] = {}
     for number in calls:
         if number > len(lines):

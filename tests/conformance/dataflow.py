@@ -34,7 +34,7 @@ def call_buffers(facts: Any) -> dict[str, set[str]]:
             base[match.group(1)] = base.get(match.group(2), match.group(2))
     out: dict[str, set[str]] = {}
     for kernel in facts.graph.kernels:
-        calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+        calls = kernel.call_lines
         names = {name for n in calls if n <= len(lines) for name in _BUFFER.findall(lines[n - 1])}
         out[kernel.id] = names | {base[name] for name in names if name in base}
     return out
