@@ -196,10 +196,11 @@ def on(device: str, build: Callable[[], Case | None]) -> Callable[[], Case | Non
 
 # the slice CI runs (and the GPU test): ops whose kernels differ from torch's records in every way a rule of
 # docs/ownership.md accepts: fallbacks that scatter into a copy or write without a provenance handle,
-# views and multi-output getitems, cats written in place, split reductions, rewrites, dead nodes
+# views and multi-output getitems, cats written in place, split reductions, rewrites, dead nodes, a call's
+# output returned through a view (``linear_cross_entropy``, where torch's op database has it)
 SLICE_OPS = ["scatter_add", "index_put", "gradient", "fft.fft2", "sort", "var_mean", "nn.functional.layer_norm",
              "nn.functional.linear", "nn.functional.max_pool2d", "max_pool2d_with_indices_backward",
-             "nn.functional.interpolate.bicubic", "quantile"]
+             "nn.functional.interpolate.bicubic", "quantile", "nn.functional.linear_cross_entropy.chunked"]
 
 # ops whose outputs are drawn from torch's RNG or are uninitialized memory
 _RANDOM = ("bernoulli", "normal", "rand", "randn", "randint", "dropout", "multinomial", "uniform", "poisson",

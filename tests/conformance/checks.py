@@ -42,6 +42,7 @@ NOT_YET = "inputs not computed yet"  # torch lists it for a kernel called before
 ANCESTRY = "torch's own ancestry"  # a line of an FX node torch's postToPre maps to a node the kernel computes
 LATER_PART = "an input of a later part"  # torch lists an input of an op with the op's first part (its copy)
 NOTHING = "computes nothing"  # an FX call that left no post-grad node: a view, a no-op copy or cast, dead code
+VIEW_WRITTEN = "a view of what it writes"  # a view no kernel reads (a graph output) of a value the kernel writes
 VIEW_OF_CALL = "a view goes with its call"  # a view an FX call made with the value it aliases (mm's reshape)
 WRITE_BACK = "a write-back links to the value it writes"  # torch maps functionalization's copy_ to nothing
 TORCH_UNION = "torch's union of a lowering's origins"  # torch's mistake: a node of another input of the lowering
@@ -368,6 +369,10 @@ def _nodes_against_torch(case: str, facts: GraphFacts, records: GraphRecords) ->
                 out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, VIEW_OF_CALL,
                                    f"{name}: torch traces it to the FX call of {facts.base_of(name)}, which this kernel "
                                    "computes"))
+            elif _view_of_what_it_writes(name, ours, facts, records):
+                out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, VIEW_WRITTEN,
+                                   f"{name}: no kernel reads it, torch lists it for none, this kernel writes "
+                                   f"{facts.base_of(name)}"))
             elif _written_in_place(name, kernel, facts, records):
                 out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, IN_PLACE,
                                    f"{name}: a cat whose parts this kernel writes"))
@@ -396,6 +401,19 @@ def _view_of_its_call(name: str, ours: list[str], facts: GraphFacts, records: Gr
         return bool(set(theirs) & set(records.post_to_pre.get(base, [])))
     stack = facts.nodes[name].stack  # torch maps neither (a backward graph): its stack trace tells the call
     return bool(stack) and stack == facts.nodes[base].stack
+
+
+def _view_of_what_it_writes(name: str, ours: list[str], facts: GraphFacts, records: GraphRecords) -> bool:
+    """``name`` is a view that no kernel reads (the graph returns it: the ``squeeze`` of a call's output) of
+    a node this kernel computes, and torch lists it for no kernel: it stays where Inductor listed it, with
+    the kernel writing what it views (rule 3)."""
+    base = facts.base_of(name)
+    if not facts.is_view(name) or base not in ours or facts.is_view(base):
+        return False
+    computing = [n for k in facts.graph.kernels for n in k.post_grad_nodes if not facts.is_view(n)]
+    if any(name in facts.consumed_views(n) for n in computing):
+        return False
+    return not any(name in qualified(nodes, facts) for nodes in records.kernel_nodes.values())
 
 
 def _written_in_place(name: str, kernel: Any, facts: GraphFacts, records: GraphRecords) -> bool:
