@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping
 
+from compiler.model.contract import CompileTimeBlock, CompileTimeChart, CompileTimeDigest
+
 CHART_KEY = "compile_time_chart"
 CHROME_KEY = "compile_time_chrome"
 CHARGES_SHOWN = 40  # rows of each charge list the chart sends (the report keeps them all)
 _LINK_KEYS = ("graph", "kernel", "compile_id", "category")
 
 
-def _blocks(phase: Mapping[str, Any], total: float) -> Iterator[dict[str, Any]]:
+def _blocks(phase: Mapping[str, Any], total: float) -> Iterator[CompileTimeBlock]:
     """(block, ...) depth first; a block's ``x_s`` is the seconds of everything left of it on its row."""
     stack: list[tuple[Mapping[str, Any], int, float]] = [(phase, 0, 0.0)]
     while stack:
@@ -44,7 +46,7 @@ def _blocks(phase: Mapping[str, Any], total: float) -> Iterator[dict[str, Any]]:
         stack.extend((child, depth + 1, start) for child, start in reversed(list(zip(children, starts))))
 
 
-def chart(report: Mapping[str, Any]) -> dict[str, Any]:
+def chart(report: Mapping[str, Any]) -> CompileTimeChart:
     """What the icicle and its charge lists draw (see the module docstring)."""
     if not isinstance(report, Mapping) or not isinstance(report.get("root"), Mapping):
         raise ValueError("the compile_time report has no phase tree ('root'); it cannot be drawn")
@@ -88,7 +90,7 @@ def chrome_trace_text(report: Mapping[str, Any]) -> str:
     return json.dumps(chrome_trace(report))
 
 
-def digest(report: Any) -> dict[str, Any] | None:
+def digest(report: Any) -> CompileTimeDigest | None:
     """What the summary says of the report before its stage opens: its total, the stage button's count.
     Only ``seconds`` is read, so a live compilation's report is not built until the stage opens."""
     if not isinstance(report, Mapping):

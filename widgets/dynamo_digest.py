@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from compiler.model.contract import DynamoDigest
+
 
 def _where(user_line: Any) -> str:
     if isinstance(user_line, (list, tuple)) and len(user_line) >= 2:
@@ -16,7 +18,7 @@ def _where(user_line: Any) -> str:
     return "?"
 
 
-def dynamo_digest(dynamo: Mapping[str, Any]) -> dict[str, Any]:
+def dynamo_digest(dynamo: Mapping[str, Any]) -> DynamoDigest:
     """Counts per section, graph id -> why it starts after a break (``graphs_after`` of each break), and
     the frames Dynamo skipped ("function: why"), which ran eagerly."""
     guards = dynamo.get("guards") or {}

@@ -36,10 +36,11 @@ import gc
 import json
 import math
 import weakref
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
-from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION,
-                                     collector_paused, unpacked)
+from compiler.model.contract import (CULPRITS, FX_NODE_KEYS, PG_NODE_KEYS, TRACE_SCHEMA, TRACE_VERSION, FxPart,
+                                     GraphCounts, OutlinePart, PostGradPart, TraceSummary,
+                                     collector_paused, stage_counts, unpacked)
 
 from . import compile_time_parts
 from .dynamo_digest import dynamo_digest
@@ -102,7 +103,7 @@ class PartError(KeyError):
     """No such part in this trace."""
 
 
-def _nodes(part: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+def _nodes(part: Any, keys: tuple[str, ...]) -> FxPart | PostGradPart:
     if not isinstance(part, Mapping):
         return {"code": "", "nodes": []}
     return {"code": part.get("code", ""), "nodes": [{k: n[k] for k in keys if k in n} for n in part.get("nodes", [])]}
@@ -126,7 +127,7 @@ def _coded(values: list[Any]) -> tuple[list[Any], list[int]] | None:
     return [list(k) if type(k) is tuple else k for k in codes], column
 
 
-def outline(part: Any) -> dict[str, Any]:
+def outline(part: Any) -> OutlinePart:
     """What the first drawing of a graph stage reads, as columns: ``{"count": n, "columns": {field:
     [value of node 0, ...]}, "tables": {field: [value, ...]}}`` for each of OUTLINE_FIELDS; a field with a
     table (most nodes share their op, target, dtype, shape and module) has indices into it in its column.
@@ -148,19 +149,11 @@ def outline(part: Any) -> dict[str, Any]:
     return {"count": len(nodes), "columns": columns, "tables": tables}
 
 
-def _counts(graph: Mapping[str, Any]) -> dict[str, int]:
+def _counts(graph: Mapping[str, Any]) -> GraphCounts:
     counts = getattr(graph, "counts", None)
     if callable(counts):  # a lazily serialized graph knows its sizes without serializing
         return counts()
-    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
-    wrapper = unpacked(graph.get("wrapper") or {}, TraceError)
-    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
-            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
-            "kernels": size(graph.get("kernels")),
-            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
-            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
-            "memory": size((graph.get("memory") or {}).get("steps")),
-            "autotune": size(graph.get("autotune"))}
+    return stage_counts(graph, TraceError)
 
 
 def _dumps(value: Any) -> bytes:
@@ -182,7 +175,8 @@ class TraceParts:
             self._kernels[gid] = {str(k.get("id")): k for k in self.graphs[gid].get("kernels") or []}
         return self._kernels[gid].get(kernel_id)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TraceSummary:
+        """The ``summary`` trait (compiler/model/contract.py ``TraceSummary``): what the first view needs."""
         out = {k: self.trace[k] for k in HEADER_KEYS if k in self.trace}
         out.setdefault("schema", TRACE_SCHEMA)
         out.setdefault("version", TRACE_VERSION)
@@ -227,13 +221,16 @@ class TraceParts:
             yield from (f"{gid}/{k}" for k in graph if k not in _GRAPH_CONSUMED)
 
     def get(self, key: str) -> Any:
+        """The part ``key``: what compiler/model/contract.py ``part_declaration(key)`` says it holds."""
         with collector_paused():
             return self._make(key)
 
     def _make(self, key: str) -> Any:
         if key in self.trace and key not in HEADER_KEYS and key not in ("graphs", CULPRITS):
-            value = self.trace[key]  # a lazily built record (the compile-time report) becomes its JSON now
-            return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
+            value = self.trace[key]  # a lazily built record (the compile-time report, profiles) becomes its JSON now
+            if isinstance(value, Mapping) and not isinstance(value, dict):
+                return dict(value)
+            return list(value) if isinstance(value, Sequence) and not isinstance(value, (list, str)) else value
         derived = {compile_time_parts.CHART_KEY: compile_time_parts.chart,
                    compile_time_parts.CHROME_KEY: compile_time_parts.chrome_trace_text}.get(key)
         if derived is not None and "compile_time" in self.trace:

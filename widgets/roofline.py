@@ -29,6 +29,8 @@ import re
 import statistics
 from typing import Any, Mapping
 
+from compiler.model.contract import RooflinePart, RooflinePoint
+
 HOW_TO = ("No kernel of this graph has a time on record. Run c.profile() for kernel times, or c.counters() "
           "on a GPU (Nsight Compute: times, DRAM bytes and the bandwidth roof), then show the compilation "
           "again; k.bench() prints one kernel's roofline point but does not keep it in the trace.")
@@ -84,7 +86,7 @@ def compute_roof(peaks: Mapping[str, Any], points: list[dict[str, Any]]) -> tupl
 
 
 def _point(kernel: Mapping[str, Any], nodes: Mapping[str, Any], counters: Mapping[str, Any] | None,
-           profile_s: float | None) -> dict[str, Any] | None:
+           profile_s: float | None) -> RooflinePoint | None:
     duration = _num((counters or {}).get("duration_ns"))
     seconds, time_source = (duration / 1e9, "Nsight Compute") if duration else (profile_s, "profile")
     if not seconds:
@@ -102,7 +104,7 @@ def _point(kernel: Mapping[str, Any], nodes: Mapping[str, Any], counters: Mappin
             "dtype": kernel_dtype(kernel, nodes)}
 
 
-def roofline(trace: Mapping[str, Any], graph: Mapping[str, Any]) -> dict[str, Any]:
+def roofline(trace: Mapping[str, Any], graph: Mapping[str, Any]) -> RooflinePart:
     """The roofline part of one graph: points, roofs (null when not recorded), and what to run when empty."""
     gid = str(graph.get("id"))
     nodes = {str(n.get("name")): n for n in (graph.get("post_grad") or {}).get("nodes") or [] if isinstance(n, Mapping)}

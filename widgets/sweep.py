@@ -17,7 +17,7 @@ import dataclasses
 import json
 from typing import Any, Callable, Iterator, Mapping
 
-from compiler.model.contract import SWEEP_SCHEMA, SWEEP_VERSION, ContractError, check
+from compiler.model.contract import SWEEP_SCHEMA, SWEEP_VERSION, ContractError, SweepMeta, SweepSummary, check
 
 from .parts import PartError, TraceParts
 
@@ -35,9 +35,10 @@ def _best(rows: list[dict[str, Any]]) -> int | None:
     return min(ran, key=lambda r: r["run_ms"])["index"] if ran else None
 
 
-def _from_object(sweep: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[Any]]:
-    meta = {"function": sweep.function, "device": sweep.device, "engine": sweep.engine, "workers": list(sweep.workers),
-            "wall_s": sweep.wall_s, "cancelled": sweep.cancelled, "options": dict(sweep.options)}
+def _from_object(sweep: Any) -> tuple[SweepMeta, list[dict[str, Any]], list[Any]]:
+    meta: SweepMeta = {"function": sweep.function, "device": sweep.device, "engine": sweep.engine,
+                       "options": dict(sweep.options), "workers": list(sweep.workers), "wall_s": sweep.wall_s,
+                       "created": sweep.created, "cancelled": sweep.cancelled}
     rows = [dataclasses.asdict(r) for r in sweep.rows]
     traces = [(lambda i=i: sweep.trace_view(i)) if t is not None else None for i, t in enumerate(sweep.traces)]
     return meta, rows, traces
@@ -76,8 +77,9 @@ class SweepParts:
         self._summary = {"schema": SWEEP_SCHEMA, "version": SWEEP_VERSION, "meta": meta, "best": best, "rows": table,
                          "diffs": diff_of is not None}
 
-    def summary(self) -> dict[str, Any]:
-        """What the first view reads: the meta, every row (with its part key and ratio), the best point."""
+    def summary(self) -> SweepSummary:
+        """The ``sweep`` trait (compiler/model/contract.py ``SweepSummary``), what the first view reads: the
+        meta, every row (with its part key and ratio), the best point."""
         return self._summary
 
     def first(self) -> int | None:

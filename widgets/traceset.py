@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
-from compiler.model.contract import TRACESET_SCHEMA, TRACESET_VERSION, ContractError, check
+from compiler.model.contract import TRACESET_SCHEMA, TRACESET_VERSION, ContractError, TraceSetSummary, check
 
 from .parts import PartError, TraceParts
+
+
+KEEP_PARTS = 2  # compilations whose parts stay made: the one on screen and the one before it
 
 
 class TraceSetError(ContractError):
@@ -59,7 +63,7 @@ class TraceSetParts:
             raise TraceSetError(f"A TraceSet (explorer.load_trace(dir)) or its saved dict is required, not {type(traceset).__name__}")
         self._trace: dict[str, Callable[[], Any]] = {}  # key -> makes that compilation's trace
         self._where: dict[tuple[str, str], str] = {}  # (rank, compile id) -> key
-        self._parts: dict[str, TraceParts] = {}
+        self._parts: OrderedDict[str, TraceParts] = OrderedDict()  # the last KEEP_PARTS made
         rank_entries = []
         for summary, get in ranks:
             rank = str(summary.get("rank"))
@@ -73,8 +77,9 @@ class TraceSetParts:
             rank_entries.append({**summary, "rank": rank, "compiles": compiles})
         self._summary = {"schema": TRACESET_SCHEMA, "version": TRACESET_VERSION, **header, "ranks": rank_entries}
 
-    def summary(self) -> dict[str, Any]:
-        """What the first view reads: ranks, their compiles (each with its part key), divergence, problems."""
+    def summary(self) -> TraceSetSummary:
+        """The ``traceset`` trait (compiler/model/contract.py ``TraceSetSummary``), what the first view reads:
+        ranks, their compiles (each with its part key), divergence, problems."""
         return self._summary
 
     def key(self, rank: Any, compile_id: str) -> str:
@@ -90,11 +95,15 @@ class TraceSetParts:
         return next(iter(self._where), None)
 
     def trace_parts(self, key: str) -> TraceParts:
-        """The parts of one compilation, built (and its compilation read from the log) on first use."""
+        """The parts of one compilation, built (and its compilation read from the log) on first use; only
+        the last few are kept, so browsing a job's compilations holds a few of them, not all."""
         if key not in self._parts:
             if key not in self._trace:
                 raise PartError(f"no compilation {key!r} in this TraceSet")
             self._parts[key] = TraceParts(self._trace[key]())
+            while len(self._parts) > KEEP_PARTS:
+                self._parts.popitem(last=False)
+        self._parts.move_to_end(key)
         return self._parts[key]
 
     def get(self, key: str) -> Any:

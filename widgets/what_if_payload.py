@@ -1,9 +1,9 @@
 """The comparison a "what if" in the fused view shows: one ``c.what_if(...)`` result as plain JSON.
 
 The widget never holds Python objects, so the answer to an "unfuse" press is cut down here to what the
-panel beside the group draws: the verdict, one row per kernel pair of the edited graph (paired by the FX
-nodes they compute, as ``explorer.diff`` pairs them) with each side's bytes and, once measured, time, and
-the totals side by side. Read by duck typing (``WhatIf`` of compiler/model/what_if.py): widgets import
+panel beside the group draws (compiler/model/contract.py ``WhatIfComparison``): the verdict, one row per
+kernel pair of the edited graph (paired by the FX nodes they compute, as ``explorer.diff`` pairs them) with
+each side's bytes and, once measured, time, and the totals side by side. Read by duck typing (``WhatIf`` of compiler/model/what_if.py): widgets import
 nothing of the compiler beyond its contract. Numbers stay numbers; the browser formats them.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler.model.contract import WhatIfComparison, WhatIfKernelRow, WhatIfRefusal, WhatIfSideTotals
 
-def _side_totals(side: Any) -> dict[str, Any]:
+
+def _side_totals(side: Any) -> WhatIfSideTotals:
     return {
         "kernels": len(side.kernels),
         "bytes": side.bytes,
@@ -23,7 +25,7 @@ def _side_totals(side: Any) -> dict[str, Any]:
     }
 
 
-def _kernel_rows(w: Any) -> list[dict[str, Any]]:
+def _kernel_rows(w: Any) -> list[WhatIfKernelRow]:
     """One row per kernel pair of the edited graph: status, each side's kernel, bytes and ms, the nodes."""
     return [{
         "status": change.status,
@@ -33,7 +35,7 @@ def _kernel_rows(w: Any) -> list[dict[str, Any]]:
     } for change, a, b in w.kernel_pairs()]
 
 
-def what_if_payload(w: Any, group: str) -> dict[str, Any]:
+def what_if_payload(w: Any, group: str) -> WhatIfComparison:
     """What the fused view draws beside ``group`` for the WhatIf ``w`` (``c.what_if(unfuse=group)``)."""
     before, after = w.sides
     return {
@@ -48,7 +50,7 @@ def what_if_payload(w: Any, group: str) -> dict[str, Any]:
     }
 
 
-def what_if_error(error: BaseException, group: str) -> dict[str, Any]:
+def what_if_error(error: BaseException, group: str) -> WhatIfRefusal:
     """The message shown instead of a comparison: a refused edit (WhatIfError, a ValueError) says why in its
     own words; anything else that failed names its type, since it is not a refusal but a failure."""
     message = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"

@@ -146,7 +146,7 @@ class ExplorerWidget(anywidget.AnyWidget):
     def send_what_if(self, group: str, graph: str, measure: bool = False, request: Any = None) -> None:
         """Answer an "unfuse" press: recompile with ``group`` unfused and send the comparison, or the message
         of the refusal (WhatIfError) or failure; the compilation shown stays as it is either way."""
-        reply: dict[str, Any] = {"type": "what_if", "id": request, "graph": graph}
+        reply: dict[str, Any] = {"type": "what_if", "id": request, "graph": graph}  # a WhatIfReply once answered
         if self._what_if is None:
             reply.update(what_if_error(ValueError("this view shows a trace, not a live compilation: what_if "
                                                   "needs the live function and inputs"), group))

@@ -6,14 +6,14 @@ autograd and Inductor's passes; their layout moves between releases, so everythi
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
 import torch
 import torch.fx
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+from .fx_print import frames_of
+
 
 
 def value_info(node: torch.fx.Node) -> tuple[list[Any] | None, str | None]:
@@ -34,22 +34,20 @@ def user_frames(node: torch.fx.Node) -> list[tuple[str, int, str]]:
     return frames_of(node.meta.get("stack_trace") or "")
 
 
-_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?")  # the compiled function's own argument: the root module
-_GLOBAL = re.compile(r"^G\[['\"]([^'\"]+)['\"]\]")  # a module the function reads from its globals: by its name
+_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?")
 _INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 
 
 def module_path(node: torch.fx.Node) -> str | None:
     """The dotted path of the innermost nn.Module the node was traced in (``layers.3.attn``; ``""`` for the
-    root module; a module read from the function's globals starts with its variable's name), from Dynamo's
-    ``nn_module_stack``; None when it was traced outside any module. A backward
+    root module), from Dynamo's ``nn_module_stack``; None when it was traced outside any module. A backward
     node has the stack of the forward node it differentiates (``fwd_nn_module_stack``, AOT autograd's copy)."""
     stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
     if not stack:
         return None
     innermost = list(stack.values())[-1]
     source = innermost[0] if isinstance(innermost, (list, tuple)) and innermost else str(innermost)
-    path = _INDEX.sub(r".\1", _GLOBAL.sub(r"\1", _ROOT.sub("", str(source)))).strip(".")
+    path = _INDEX.sub(r".\1", _ROOT.sub("", str(source))).strip(".")
     return ".".join(part for part in path.split(".") if part != "_modules")
 
 
@@ -85,23 +83,3 @@ def op_overload(node: torch.fx.Node) -> str | None:
     """The callable path of the node's ATen op overload (``torch.ops.aten.mm.default``); None for anything
     else (a Python function, a higher-order op)."""
     return f"torch.ops.{node.target}" if isinstance(node.target, torch._ops.OpOverload) else None
-
-
-def frames_of(stack_trace: str) -> list[tuple[str, int, str]]:
-    return list(_parsed(stack_trace or ""))
-
-
-@functools.lru_cache(maxsize=65536)
-def _parsed(stack_trace: str) -> tuple[tuple[str, int, str], ...]:
-    """A stack trace's frames, parsed once: the nodes of one layer share their traces, and a library model's
-    are long (parsing each node's afresh took 1.5 s of a 32-layer Llama's capture)."""
-    return tuple((m["file"], int(m["line"]), m["fn"]) for m in _FRAME.finditer(stack_trace))
-
-
-def dtype_names() -> dict[str, str]:
-    """The short dtype names FX prints in graph code (``f32``, ``bf16``, ``b8``) -> ``torch.float32``..."""
-    try:
-        from torch.utils._dtype_abbrs import dtype_abbrs
-    except ImportError:
-        dtype_abbrs = getattr(torch.fx.graph, "dtype_abbrs", {})
-    return {abbr: str(dtype) for dtype, abbr in dict(dtype_abbrs).items()}

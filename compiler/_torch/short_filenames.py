@@ -4,19 +4,19 @@ Dynamo writes a guard's location through ``torch.utils._traceback.shorten_filena
 common prefix with torch's own directory, so ``<torch>/nn/modules/linear.py`` reads ``nn/modules/linear.py``
 and ``/tmp/train.py`` (sharing only ``/``) reads ``mp/train.py``. The Dynamo stage resolves such a name
 against the files the records name in full (compiler/pipeline/dynamo_records.py); when none of them does,
-``full_name`` looks where the shortening came from: torch's directory, then the files of the modules this
-process has loaded (the guarded code was traced, so its module is loaded). The answer does not depend on
-which records have arrived yet, so a Dynamo stage read early says what one read later says.
+``full_name`` looks where the shortening came from: torch's directory (found without importing torch: a
+log is read without it), then the files of the modules this process has loaded (the guarded code was
+traced, so its module is loaded). The answer does not depend on which records have arrived yet, so a
+Dynamo stage read early says what one read later says.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
+from functools import lru_cache
 
-import torch
-
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _found: dict[str, str] = {}  # short name -> full name, once found (a file found stays where it is)
 
 
@@ -27,8 +27,8 @@ def full_name(short: str) -> str | None:
         return _found[short]
     if os.path.isabs(short):
         return None
-    under_torch = os.path.join(_TORCH_DIR, short)
-    if os.path.isfile(under_torch):
+    under_torch = os.path.join(torch_dir, short) if (torch_dir := _torch_dir()) else None
+    if under_torch and os.path.isfile(under_torch):
         _found[short] = under_torch
         return under_torch
     # the prefix shared with torch's directory, and the separator after it, were cut: for a prefix of "/"
@@ -40,3 +40,14 @@ def full_name(short: str) -> str | None:
         return None
     _found[short] = min(candidates, key=len)
     return _found[short]
+
+
+@lru_cache(maxsize=1)
+def _torch_dir() -> str | None:
+    """torch's directory, found without importing torch (a TORCH_TRACE log is read without it); None
+    where torch is not installed."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    return os.path.dirname(os.path.abspath(spec.origin)) if spec is not None and spec.origin else None

@@ -1,5 +1,6 @@
-"""``Diff.to_json()``: a diff as the explorer widget's ``diff`` trait and a sweep page's embedded diffs
-read it (compiler/SCHEMA.md does not cover it: a diff is made on demand, never saved in a trace)."""
+"""``Diff.to_json()``: a diff as the explorer widget's ``diff`` trait and a sweep page's embedded diffs read it,
+declared in compiler/model/contract.py (``DiffPayload``; compiler/SCHEMA.md does not cover it: a diff is made
+on demand, never saved in a trace)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from dataclasses import asdict
 from typing import Any
 
 from ..model import slots
+from ..model.contract import DiffPayload
 from ..model.diff import Diff
 
 
 @slots.diff_json.fill
-def to_json(d: Diff) -> dict[str, Any]:
+def to_json(d: Diff) -> DiffPayload:
     return _strict({
         "a": d.a, "b": d.b, "torch": list(d.torch), "run_ms": list(d.run_ms), "summary": d.summary,
         "toggles": [{"name": k, "a": a, "b": b} for k, (a, b) in d.toggles.items()],

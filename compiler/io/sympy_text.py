@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import functools
 import operator
-import re
 from collections.abc import Mapping
 from typing import Any, Iterator
 
 import sympy
 from sympy.printing.precedence import PRECEDENCE
+
+from .expression_text import ExpressionError, check_text
 
 
 class FloorDiv(sympy.Function):
@@ -45,10 +46,6 @@ _KNOWN_FUNCTIONS = {"Min": sympy.Min, "Max": sympy.Max, "floor": sympy.floor, "c
                     "Abs": sympy.Abs, "Mod": sympy.Mod}
 
 
-class ExpressionError(ValueError):
-    pass
-
-
 def to_text(expr: Any) -> str:
     """``str(expr)``, remembered: sympy prints each time it is asked (0.07 ms an expression), and a deep
     model repeats the same index expressions in every layer (8k of them in a 24-block training step)."""
@@ -72,18 +69,6 @@ def _parse(text: str) -> ast.AST:
 
 def from_text(text: str) -> sympy.Expr:
     return _convert(_parse(text), text)
-
-
-_CHARACTERS = re.compile(r"[\w\s+\-*/%().,]*")
-_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*\s*\.")
-
-
-def check_text(text: str) -> None:
-    """Raise ExpressionError unless ``text`` is made only of what index expressions use: names, numbers,
-    arithmetic, calls and parentheses (no strings, attributes, subscripts or keywords). A cheap check at
-    load time; ``from_text`` checks the syntax again when the expression is built."""
-    if not isinstance(text, str) or not _CHARACTERS.fullmatch(text) or _ATTRIBUTE.search(text):
-        raise ExpressionError(f"unsupported syntax in index expression {text!r}")
 
 
 class ExpressionMap(Mapping):

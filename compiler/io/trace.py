@@ -6,13 +6,14 @@ import base64
 import functools
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator
 
 from ..model import cost, datasheet, progress, slots
 from ..model.compilation import Compilation, Note
 from ..model.contract import (KERNEL_IR_PACKED_KEYS, LOOP_IR_BODIES_PACKED_KEYS, OPTIONAL_GRAPH_KEYS, TRACE_SCHEMA,
-                              TRACE_VERSION, WRAPPER_PACKED_KEYS, check, pack, packed, unpack, unpacked)
+                              TRACE_VERSION, WRAPPER_PACKED_KEYS, check, collector_paused, pack, packed,
+                              stage_counts, unpack, unpacked)
 from ..model.errors import TraceFormatError
 from ..model.features import FeatureUse
 from ..model.kernel_ir import KernelIR, RawKernelIR
@@ -25,7 +26,7 @@ from . import compile_time as compile_time_json
 from . import cudagraphs as cudagraphs_json
 from . import dynamo as dynamo_json
 from . import export as export_json
-from . import sympy_text as sympy_io
+from .expression_text import check_text
 from .reports import (counters_from_json, counters_to_json, numerics_from_json, numerics_to_json, profile_from_json,
                       profile_to_json)
 
@@ -47,12 +48,22 @@ def _fx_stage(s: FxStage) -> dict[str, Any]:
 
 
 def _expressions(mapping: Any) -> dict[str, str]:
+    sympy_io = _sympy_text()
     if isinstance(mapping, sympy_io.ExpressionMap):  # loaded and never looked at: its strings as they were
         return dict(mapping.texts)
     return {sympy_io.to_text(k): sympy_io.to_text(v) for k, v in mapping.items()}
 
 
+def _sympy_text() -> Any:
+    """compiler/io/sympy_text.py, imported when a loop IR is first built or written: sympy takes a third of
+    a second to import, and opening a trace or a log builds no loop IR."""
+    from . import sympy_text
+
+    return sympy_text
+
+
 def _loop_ir(n: LoopIRNode) -> dict[str, Any]:
+    sympy_io = _sympy_text()
     return {
         "name": n.name, "kind": n.kind, "buffers": n.buffers, "buffer_nodes": n.buffer_nodes, "device": n.device,
         "dtype": n.dtype, "size": n.size, "stride": n.stride, "ranges": _expressions(n.ranges),
@@ -195,7 +206,9 @@ class LazyGraph(Mapping):
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._made:
-            self._made[key] = _LAZY_GRAPH_FIELDS[key](self._graph)
+            pending = self._graph.pending  # a loaded graph not built yet: its FX stages as the file held them
+            as_loaded = pending.view_stage(key) if isinstance(pending, GraphJSON) else None
+            self._made[key] = as_loaded if as_loaded is not None else _LAZY_GRAPH_FIELDS[key](self._graph)
         return self._made[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -205,13 +218,7 @@ class LazyGraph(Mapping):
         return len(_GRAPH_FIELDS)
 
     def counts(self) -> dict[str, int]:
-        g = self._graph
-        return {"fx": len(g.fx.nodes), "post_grad": len(g.post_grad.nodes), "loop_ir": len(g.loop_ir),
-                "fused": len(g.fused), "kernels": len(g.kernels),
-                "externs": sum(1 for k in g.kernels if k.language == "extern"),
-                "wrapper": len(g.wrapper.source.splitlines()),
-                "memory": len(g.memory.steps) if g.memory is not None else 0,
-                "autotune": len(g.autotune)}
+        return self._graph.counts()
 
 
 class LazyKernel(Mapping):
@@ -244,6 +251,27 @@ def _lazy_kernels(g: GraphCapture) -> list[LazyKernel]:
 
 
 _LAZY_GRAPH_FIELDS = {**_GRAPH_FIELDS, "kernels": _lazy_kernels}
+
+
+class LazyProfiles(Sequence):
+    """A compilation's profiles as JSON for views, each made when first read: a profile's line totals
+    spread its kernels over the graphs' nodes, which builds a loaded graph's stages, and the first view
+    reads none of them (the part is made when the view asks for it)."""
+
+    def __init__(self, profiles: list[Any]) -> None:
+        self._profiles = profiles
+        self._json: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]  # a negative index counts from the end; one out of range raises
+        if index not in self._json:
+            self._json[index] = profile_to_json(self._profiles[index])
+        return self._json[index]
+
+    def __len__(self) -> int:
+        return len(self._profiles)
 
 
 def _lazy(g: GraphCapture) -> LazyGraph:
@@ -280,7 +308,7 @@ def to_json(c: Compilation, lazy: bool = False, packed_parts: bool = False, raw_
         "outputs": c.output_specs,
         "sources": {file: {str(line): text for line, text in lines.items()} for file, lines in c.sources.items()},
         "graphs": [_lazy(g) if lazy else _graph(g, packed_parts, raw_irs) for g in c.graphs],
-        "profiles": [profile_to_json(p) for p in c.profiles],
+        "profiles": LazyProfiles(c.profiles) if lazy else [profile_to_json(p) for p in c.profiles],
         "numerics": [numerics_to_json(r) for r in c.numerics],
         "counters": [counters_to_json(r) for r in c.counter_reports],
         **({"dynamo": dynamo_json.to_json(c.dynamo)} if c.dynamo else {}),
@@ -316,7 +344,9 @@ def from_json(data: Any, origin: str = "trace") -> Compilation:
     check(data, TRACE_SCHEMA, origin, TraceFormatError)
     meta = _need(data, "meta", dict, origin)
     try:
-        graphs = [_load_graph(g, f"graphs[{i}]") for i, g in enumerate(_need(data, "graphs", list, origin))]
+        as_written = data.get("version") == TRACE_VERSION  # its FX stages are what views read, key for key
+        graphs = [_load_graph(g, f"graphs[{i}]", lazy=True, as_written=as_written)
+                  for i, g in enumerate(_need(data, "graphs", list, origin))]
         return Compilation(
             function=str(meta.get("function", "?")), device=str(meta.get("device", "?")),
             device_name=str(meta.get("device_name", "?")), torch=str(meta.get("torch", "?")),
@@ -366,6 +396,7 @@ def _load_stage(stage: str, s: dict[str, Any]) -> FxStage:
 
 
 def _load_loop_ir(n: dict[str, Any], bodies: dict[str, str]) -> LoopIRNode:
+    sympy_io = _sympy_text()
     expr = sympy_io.from_text
     return LoopIRNode(
         name=n["name"], kind=n["kind"], buffers=list(n.get("buffers", [])),
@@ -393,31 +424,73 @@ def _load_kernel(k: dict[str, Any]) -> Kernel:
     )
 
 
-def _load_graph(g: dict[str, Any], where: str) -> GraphCapture:
+def _load_graph(g: dict[str, Any], where: str, lazy: bool = False, as_written: bool = False) -> GraphCapture:
+    """One graph of a trace; with ``lazy``, its stages are built when first read (GraphJSON): what is
+    checked at load (the header, and that no loop-IR expression holds anything but arithmetic) is checked
+    now, so a file that would be refused still is."""
     if not isinstance(g, dict):
         raise TraceFormatError(f"malformed trace: {where} should be an object")
+    header = {"index": _need(g, "index", int, where), "kind": _need(g, "kind", str, where),
+              "dynamo_graph": int(g.get("dynamo_graph", 0)), "timings": dict(g.get("timings", {})),
+              "compile_id": g.get("compile_id"), "cudagraphs": cudagraphs_json.from_json(g.get("cudagraphs"))}
+    for stage in ("fx", "post_grad"):
+        _need(g, stage, dict, where)
+    if not lazy:
+        return GraphCapture(**header, **_stages(g, where))
+    for node in g.get("loop_ir", []):
+        for text in (*node.get("ranges", {}), *node.get("ranges", {}).values(), *node.get("indexing", {}).values(),
+                     *(v for part in node.get("sizes", []) for v in part)):
+            check_text(text)
+    return GraphCapture(**header, fx=None, post_grad=None, loop_ir=None, fused=None, kernels=None, wrapper=None,
+                        pending=GraphJSON(g, where, as_written))
+
+
+def _stages(g: dict[str, Any], where: str) -> dict[str, Any]:
+    """Every stage of a graph's JSON, built."""
     wrapper = unpacked(g.get("wrapper") or {}, TraceFormatError)
     bodies = unpacked(g.get("loop_ir_bodies") or {}, TraceFormatError).get("bodies") or {}
-    return GraphCapture(
-        index=_need(g, "index", int, where), kind=_need(g, "kind", str, where),
-        dynamo_graph=int(g.get("dynamo_graph", 0)),
-        fx=_load_stage("fx", _need(g, "fx", dict, where)),
-        post_grad=_load_stage("post_grad", _need(g, "post_grad", dict, where)),
-        loop_ir=[_load_loop_ir(n, bodies) for n in g.get("loop_ir", [])],
-        fused=[from_dict(FusedGroup, f) for f in g.get("fused", [])],
-        kernels=[_load_kernel(k) for k in g.get("kernels", [])],
-        wrapper=Wrapper(source=wrapper.get("source", ""),
-                        kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
-                        language=str(wrapper.get("language", "python")),
-                        fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
-        autotune=[from_dict(AutotuneRecord, {"source": "", **a}, time_ms=float, chosen=bool)
-                  for a in g.get("autotune", [])],
-        not_fused=[from_dict(NotFused, r) for r in g.get("not_fused", [])],
-        timings=dict(g.get("timings", {})), compile_id=g.get("compile_id"),
-        features=[_load_feature(f) for f in g.get("features", [])],
-        memory=timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
-        cudagraphs=cudagraphs_json.from_json(g.get("cudagraphs")),
-    )
+    try:
+        return {
+            "fx": _load_stage("fx", g["fx"]), "post_grad": _load_stage("post_grad", g["post_grad"]),
+            "loop_ir": [_load_loop_ir(n, bodies) for n in g.get("loop_ir", [])],
+            "fused": [from_dict(FusedGroup, f) for f in g.get("fused", [])],
+            "kernels": [_load_kernel(k) for k in g.get("kernels", [])],
+            "wrapper": Wrapper(source=wrapper.get("source", ""),
+                               kernel_lines={int(k): v for k, v in (wrapper.get("kernel_lines") or {}).items()},
+                               language=str(wrapper.get("language", "python")),
+                               fx=wrapper_fx_from_json(wrapper["fx"]) if wrapper.get("fx") is not None else None),
+            "autotune": [from_dict(AutotuneRecord, {"source": "", **a}, time_ms=float, chosen=bool)
+                         for a in g.get("autotune", [])],
+            "not_fused": [from_dict(NotFused, r) for r in g.get("not_fused", [])],
+            "features": [_load_feature(f) for f in g.get("features", [])],
+            "memory": timeline_from_json(g["memory"]) if g.get("memory") is not None else None,
+        }
+    except TraceFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise TraceFormatError(f"malformed trace: {where}: {type(exc).__name__}: {exc}") from exc
+
+
+class GraphJSON:
+    """A loaded graph's JSON while its stages are unbuilt (``GraphCapture.pending``): called, it builds
+    them; it counts them for summaries; and it gives views the FX stages as the file held them, which
+    for a trace of this version are what serializing the built stages would give (the views' first
+    drawing reads the FX stage, and nothing else of the graph is built for it)."""
+
+    def __init__(self, data: dict[str, Any], where: str, as_written: bool) -> None:
+        self.data = data
+        self.where = where
+        self.as_written = as_written
+
+    def __call__(self) -> dict[str, Any]:
+        with collector_paused():
+            return _stages(self.data, self.where)
+
+    def counts(self) -> dict[str, int]:
+        return stage_counts(self.data, TraceFormatError)
+
+    def view_stage(self, key: str) -> dict[str, Any] | None:
+        return self.data[key] if self.as_written and key in ("fx", "post_grad") else None
 
 
 def complete_wrapper_fx(c: Compilation) -> None:

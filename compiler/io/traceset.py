@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..model import slots
-from ..model.contract import TRACESET_SCHEMA, TRACESET_VERSION, check
+from ..model.contract import TRACESET_SCHEMA, TRACESET_VERSION, RankSummaryRecord, check
 from ..model.errors import TraceFormatError
 from ..model.traceset import CompileSummary, Divergence, RankSummary, RankTrace, TraceSet
 from .compile_time import from_json as compile_time_from_json
@@ -15,7 +15,7 @@ from .trace import from_json as compilation_from_json
 
 
 @slots.rank_summary_json.fill
-def summary_to_json(s: RankSummary) -> dict[str, Any]:
+def summary_to_json(s: RankSummary) -> RankSummaryRecord:
     return {**asdict(s), "seconds": s.seconds, "graphs": sum(1 for c in s.compiles if c.graph),
             "graph_break_count": len(s.graph_breaks), "recompile_count": len(s.recompiles)}
 
@@ -33,7 +33,7 @@ def to_json(ts: TraceSet) -> dict[str, Any]:
         "schema": TRACESET_SCHEMA, "version": TRACESET_VERSION, "path": ts.path, "problems": ts.problems,
         "divergence": [asdict(d) for d in ts.divergence],
         "ranks": [{"summary": summary_to_json(r.summary),
-                   "compilations": {cid: c.to_json() for cid, c in r.compilations().items()},
+                   "compilations": {cid: r[cid].to_json() for cid in r.compile_ids},  # one in memory at a time
                    **({"compile_time": compile_time_to_json(r.compile_time)} if r.compile_time is not None else {})}
                   for r in ts.ranks.values()],
     }

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import progress, slots
-from .contract import CULPRITS
+from .contract import CULPRITS, CulpritRecord
 from .formatting import where
 from .slots import Rendered
 
@@ -97,7 +97,7 @@ class CulpritLevel:
     def linked(self) -> bool:
         return bool(self.graph and (self.fx or self.post_grad or self.fused or self.kernels or self.user_lines))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CulpritRecord:
         return {"level": self.level, "what": self.what, "graph": self.graph, "fx": list(self.fx),
                 "post_grad": list(self.post_grad), "fused": list(self.fused), "kernels": list(self.kernels),
                 "user_lines": [[str(file), int(line)] for file, line in self.user_lines]}
@@ -205,8 +205,8 @@ class BisectResult(Rendered):
             return self.fusion.graph
         return self._node_links().get("graph") if self.subsystem == "lowerings" else setting.get("graph")
 
-    def culprit_links(self) -> list[dict[str, Any]]:
-        """The levels as the compilation's views read them (compiler/model/contract.py ``CULPRIT_KEYS``)."""
+    def culprit_links(self) -> list[CulpritRecord]:
+        """The levels as the compilation's views read them (compiler/model/contract.py ``CulpritRecord``)."""
         return [level.to_json() for level in self.levels()]
 
     def summary(self) -> str:

@@ -104,14 +104,7 @@ class Compilation(Rendered):
         for profile in self.profiles:
             profile.compilation = self
         for graph in self.graphs:
-            graph.library_files = self.library_files
-            graph.compilation = self
-            for kernel in graph.kernels:
-                kernel.graph = graph
-            if graph.memory is not None:
-                graph.memory.graph = graph
-            if graph.cudagraphs is not None:
-                graph.cudagraphs.graph = graph
+            graph.adopt(self)
 
     @property
     def outputs(self) -> Any:
@@ -332,7 +325,7 @@ class Compilation(Rendered):
         return {"text/plain": repr(self), "text/html": slots.html_of(self)}
 
     def __repr__(self) -> str:
-        kernels = sum(len(g.kernels) for g in self.graphs)
+        kernels = sum(g.counts()["kernels"] for g in self.graphs)  # a loaded graph's, without building it
         origin = "" if self.live else ", loaded"
         notes = f", {len(self.notes)} note{'s' if len(self.notes) != 1 else ''}" if self.notes else ""
         return (f"Compilation({self.function} on {self.device}: {len(self.graphs)} graphs, {kernels} kernels, "

@@ -2,9 +2,11 @@
 
 One module that both sides import, and that imports nothing but the standard library (not torch, not
 sympy, not the rest of ``compiler``), so ``widgets`` can read it without the compiler: the schema name
-and version of every file kind, the one check every reader runs, how packed parts are packed, and the
-keys of every record the trace holds. Adding a field to a record means adding it here, writing it in
-``compiler/io/trace.py`` and documenting it in SCHEMA.md; the unit tests say which one was missed.
+and version of every file kind, the one check every reader runs, how packed parts are packed, the
+keys of every record the trace holds, and every payload a view receives (TypedDicts, one comment per field;
+tests/unit/test_payload_declarations.py walks each payload its builder makes against its declaration).
+Adding a field to a record means adding it here, writing it in ``compiler/io/trace.py`` and documenting it
+in SCHEMA.md; the unit tests say which one was missed.
 """
 
 from __future__ import annotations
@@ -152,8 +154,6 @@ KERNEL_KEYS = ("id", "name", "language", "source", "group", "loop_ir", "post_gra
 # a kernel's "cost": {"bytes", "flops"}, computed once by compiler/model/cost.py; absent in traces saved before it
 KERNEL_COST_KEYS = ("bytes", "flops")
 OPTIONAL_KERNEL_KEYS = frozenset({"provenance_note", "ir"})
-WRAPPER_KEYS = ("source", "kernel_lines", "language", "fx")
-OPTIONAL_WRAPPER_KEYS = frozenset({"language", "fx"})  # language: absent for "python"
 AUTOTUNE_KEYS = ("kernel", "choice", "time_ms", "chosen", "source")
 FEATURE_KEYS = ("system", "summary", "kernel", "lines", "nodes", "wrapper_lines", "detail")
 NOTE_KEYS = ("kind", "source", "message")
@@ -218,7 +218,7 @@ class CudaGraphsRecord(TypedDict):
 
     device: str  # the device the graph runs on
     state: str  # "captured" | "partial" | "skipped" | "no GPU" (derived from the rest, for views)
-    partitions: list[CudaGraphPartitionRecord]
+    partitions: list[CudaGraphPartitionRecord]  # the graph's partitions, in launch order
     skip: CudaGraphSkipRecord | None  # why the graph runs without CUDA graphs, or null
     events: list[CudaGraphEventRecord]  # seen while the explorer ran the program, oldest first
     user_inputs: dict[str, int]  # post-grad placeholder -> position of the user's input it is
@@ -235,6 +235,20 @@ class CudaGraphTimeRecord(TypedDict):
     created: str  # when it was measured (UTC, ISO 8601)
 
 
+class _WrapperText(TypedDict):
+    source: str  # the wrapper's code, as Inductor wrote it
+    kernel_lines: dict[str, str]  # wrapper line (1-based, as a string) -> the kernel id defined or called there
+
+
+class WrapperRecord(_WrapperText, total=False):
+    """graphs[].wrapper (packed in a file, SCHEMA.md "Packed parts"), and the ``g0/wrapper`` part unpacked."""
+
+    language: str  # "cpp" for a C++ wrapper; absent for "python"
+    fx: dict[str, Any]  # the wrapper as an FX graph (SCHEMA.md "wrapper FX graph"), when Inductor made one
+
+
+WRAPPER_KEYS = tuple(WrapperRecord.__annotations__)
+OPTIONAL_WRAPPER_KEYS = WrapperRecord.__optional_keys__
 CUDAGRAPHS_KEYS = tuple(CudaGraphsRecord.__annotations__)
 CUDAGRAPH_PARTITION_KEYS = tuple(CudaGraphPartitionRecord.__annotations__)
 PARTITION_REASON_KEYS = tuple(PartitionReasonRecord.__annotations__)
@@ -266,11 +280,305 @@ SELECTION_KINDS = ("fx", "post_grad", "loop_ir", "fused", "kernel", "kernel_line
 # and never saved with it, ``culprits``: one record per level of the culprit, with what it names in ``graph``
 # (the summary passes them to the browser, where selecting one lights them all)
 CULPRITS = "culprits"
-CULPRIT_KEYS = ("level", "what", "graph", "fx", "post_grad", "fused", "kernels", "user_lines")
-FX_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "post_grad",
-                "kernels")
-PG_NODE_KEYS = ("name", "op", "target", "args", "shape", "dtype", "inputs", "user_line", "module", "fx", "loop_ir",
-                "kernels")
+
+
+class CulpritRecord(TypedDict):
+    """One level of a bisect's culprit (compiler/model/bisect.py ``CulpritLevel.to_json``) and what it names."""
+
+    level: str  # "backend", "subsystem", "config change", "avoided by", "it changes", "fused group", "kernel", "lines"
+    what: str  # the culprit at that level, in words
+    graph: str | None  # the graph id whose items it names; null: it names none
+    fx: list[str]  # FX nodes it names
+    post_grad: list[str]  # post-grad nodes
+    fused: list[str]  # fused groups
+    kernels: list[str]  # kernel ids
+    user_lines: list[list[Any]]  # [file, line] of the user's code
+
+
+CULPRIT_KEYS = tuple(CulpritRecord.__annotations__)
+
+
+class _ViewNode(TypedDict, total=False):
+    """What views read of an FX or post-grad node (``graphs[].fx.nodes[]``, SCHEMA.md); a key the trace lacks
+    is left out."""
+
+    name: str  # the node's name, unique in its graph
+    op: str  # "placeholder", "call_function", "output", ...
+    target: str  # the op called ("aten.mm.default"), or the placeholder's name
+    args: str  # its arguments, printed
+    shape: Any  # the output's shape: a list of ints and symbols, a list of them for several outputs, or null
+    dtype: str | None  # the output's dtype ("torch.float32")
+    inputs: list[str]  # the nodes it reads
+    user_line: list[Any] | None  # [file, line] of the user's code it comes from
+    module: str | None  # the nn.Module path it was called in
+
+
+class FxViewNode(_ViewNode, total=False):
+    """A node of the ``g0/fx`` part."""
+
+    post_grad: list[str]  # the post-grad nodes made from it
+    kernels: list[str]  # the kernels computing it
+
+
+class PostGradViewNode(_ViewNode, total=False):
+    """A node of the ``g0/post_grad`` part."""
+
+    fx: list[str]  # the FX nodes it comes from
+    loop_ir: list[str]  # the loop-IR nodes lowered from it
+    kernels: list[str]  # the kernels computing it
+
+
+FX_NODE_KEYS = tuple(FxViewNode.__annotations__)
+PG_NODE_KEYS = tuple(PostGradViewNode.__annotations__)
+
+
+# ------------------------------------------------------------------------- the compilation view's parts
+# What widgets/parts.py sends the compilation view (widgets/widget.py ExplorerWidget, the static HTML export):
+# first the summary (the ``summary`` trait), then each part when a view opens it (PART_KEYS, below).
+# Records the trace already declares by their keys above travel as they are (``dict[str, Any]`` here).
+
+
+class GraphCounts(TypedDict):
+    """How many items each stage of a graph has: the stage buttons' counts, before any stage is sent."""
+
+    fx: int  # FX nodes
+    post_grad: int  # post-grad nodes
+    loop_ir: int  # loop-IR nodes
+    fused: int  # fused groups
+    kernels: int  # kernels, extern calls included
+    externs: int  # of which extern calls
+    wrapper: int  # lines of the wrapper's code
+    memory: int  # steps of the memory timeline (0 without one)
+    autotune: int  # autotune records
+
+
+class _GraphHeadKeys(TypedDict):
+    counts: GraphCounts  # each stage's size
+    parts: list[str]  # the graph's other keys, each a part ``g0/<key>`` ("memory", "cudagraphs", "features")
+
+
+class GraphHead(_GraphHeadKeys, total=False):
+    """A graph in the summary: its header keys as the trace has them (``graphs[]``, SCHEMA.md)."""
+
+    id: str  # "g0"
+    index: int  # its place among the compilation's graphs
+    kind: str  # "inference", "forward", "backward"
+    dynamo_graph: int  # the Dynamo graph it was compiled from
+    compile_id: str | None  # Dynamo's compile id ("0/1"); null in a live compilation's graph without one
+    timings: dict[str, float]  # seconds per compile phase
+
+
+class DynamoDigest(TypedDict):
+    """What the summary says of the Dynamo stage before it opens (widgets/dynamo_digest.py)."""
+
+    frames: int  # frames Dynamo saw
+    skipped_frames: list[str]  # "function: why" of each frame it ran eagerly
+    guards: int  # guards installed, every kind counted
+    graph_breaks: int  # graph breaks
+    symbols: int  # symbolic sizes
+    recompiles: int  # recompiles
+    after_break: dict[str, str]  # graph id -> the break it runs after ("reason at file:line")
+
+
+class CompileTimeDigest(TypedDict):
+    seconds: float  # the compile time in total: the Compile time stage's button
+
+
+class ExportDigest(TypedDict):
+    """An AOT compilation's Export stage, announced by the summary."""
+
+    inputs: int  # the exported program's inputs
+    dynamic_dims: int  # its dynamic dimensions (range constraints)
+
+
+class _TraceSummaryKeys(TypedDict):
+    schema: str  # TRACE_SCHEMA
+    version: int  # the trace's version
+    meta: dict[str, Any]  # the trace's ``meta`` (META_KEYS)
+    parts: list[str]  # the top-level parts there are: "sources", "profiles", "dynamo", ...
+    graphs: list[GraphHead]  # every graph, in order
+
+
+class TraceSummary(_TraceSummaryKeys, total=False):
+    """The ``summary`` trait (widgets/parts.py ``TraceParts.summary``): what the first view needs; a few kB for
+    any size of model. The keys below are there only when the trace has what they digest."""
+
+    inputs: list[dict[str, Any]]  # the compiled program's inputs: {"shape", "dtype", "device", "requires_grad"}
+    outputs: list[dict[str, Any]]  # its outputs, alike
+    dynamo: DynamoDigest  # the Dynamo stage's counts
+    compile_time: CompileTimeDigest  # the compile time report's total
+    culprits: list[CulpritRecord]  # a bisect's culprit, level by level (``CULPRITS``)
+    export: ExportDigest  # an AOT compilation's Export stage
+
+
+class FxPart(TypedDict):
+    """``g0/fx``."""
+
+    code: str  # the FX graph's Python code
+    nodes: list[FxViewNode]  # its nodes
+
+
+class PostGradPart(TypedDict):
+    """``g0/post_grad``."""
+
+    code: str  # the post-grad graph's Python code
+    nodes: list[PostGradViewNode]  # its nodes
+
+
+class OutlinePart(TypedDict):
+    """``g0/fx_outline``, ``g0/post_grad_outline``: what a graph's first drawing reads, in columns."""
+
+    count: int  # the nodes
+    columns: dict[str, list[Any]]  # field -> each node's value (an index into ``tables`` where it has one)
+    tables: dict[str, list[Any]]  # field -> its distinct values, for fields that repeat (op, target, shape, ...)
+
+
+class FusedPart(TypedDict):
+    """``g0/fused``."""
+
+    fused: list[dict[str, Any]]  # the fused groups (FUSED_KEYS)
+    not_fused: list[dict[str, Any]]  # the pairs Inductor did not fuse, with why (NOT_FUSED_KEYS)
+    user_lines: dict[str, int]  # group -> how many distinct user lines its kernels compute
+
+
+class KernelPart(TypedDict, total=False):
+    """``g0/kernel/<id>``: a kernel's heavy keys, which the kernels part leaves out."""
+
+    source: str  # its source (an extern call: the wrapper's call)
+    ir: dict[str, Any]  # its IR stages and line map (SCHEMA.md "Triton IR"), unpacked
+
+
+class RooflinePoint(TypedDict):
+    """One kernel placed on the roofline (widgets/roofline.py)."""
+
+    kernel: str  # its id
+    language: str | None  # "triton", "cpp", "extern"
+    seconds: float  # per launch
+    bytes: float  # moved per launch
+    flops: float  # computed per launch
+    intensity: float  # flops / bytes
+    flops_per_s: float  # achieved
+    bytes_per_s: float  # achieved
+    time_source: str  # "Nsight Compute" | "profile"
+    bytes_source: str  # "DRAM, Nsight Compute" | "Inductor's estimate"
+    dtype: str | None  # the dtype it computes in ("float32")
+
+
+class RooflineRoofs(TypedDict):
+    bandwidth: float | None  # peak DRAM bytes/s; null when nothing records it
+    bandwidth_source: str | None  # where it comes from
+    compute: float | None  # peak FLOP/s for the points' dtype; null when unknown
+    compute_source: str | None  # where it comes from
+
+
+class RooflinePart(TypedDict):
+    """``g0/roofline``: the graph's kernels as roofline points."""
+
+    graph: str  # the graph id
+    device: str | None  # the device's name (meta.device_name)
+    points: list[RooflinePoint]  # the kernels with a time, bytes and FLOPs
+    skipped: list[str]  # kernels timed but with no bytes or FLOPs to place them
+    roofs: RooflineRoofs  # the roofs recorded
+    how_to: str | None  # what to run when no kernel has a time (null when some do)
+
+
+class _CompileTimeBlockKeys(TypedDict):
+    id: str  # the phase's id
+    name: str  # its name
+    depth: int  # its row: 0 the root
+    x_s: float  # seconds of everything left of it on its row
+    seconds: float  # its width
+    share: float  # seconds over the total
+
+
+class CompileTimeBlock(_CompileTimeBlockKeys, total=False):
+    """One phase of the Compile time icicle (widgets/compile_time_parts.py)."""
+
+    graph: str  # the graph id it compiled
+    kernel: str  # the kernel it compiled
+    compile_id: str  # Dynamo's compile id
+    category: str  # its report category
+    cache: str  # an FX graph cache lookup: "hit", "miss", "bypass"
+    cache_saved_s: float  # what a hit saved
+
+
+class _CompileTimeChartKeys(TypedDict):
+    source: str  # "capture" | "log"
+    seconds: float  # the total
+    explorer_s: float  # the explorer's own time, not torch's
+    categories: dict[str, float]  # category -> seconds
+    blocks: list[CompileTimeBlock]  # every phase, depth first
+    cache_saved_s: float  # what FX graph cache hits saved in all
+    kernels: list[dict[str, Any]]  # the costliest kernels' charges (compile_time report, SCHEMA.md)
+    lines: list[dict[str, Any]]  # the costliest user lines
+    nodes: list[dict[str, Any]]  # the costliest FX nodes
+    modules: list[dict[str, Any]]  # the costliest modules
+    recompiles: list[dict[str, Any]]  # the recompiles and what they cost
+    suggestions: list[dict[str, Any]]  # what would compile faster
+    notes: list[str]  # what the report could not tell
+
+
+class CompileTimeChart(_CompileTimeChartKeys, total=False):
+    """``compile_time_chart``: the Compile time stage's icicle and its charge lists."""
+
+    rank: str  # the rank of a multi-rank job's report
+
+
+# A part key -> what it holds. Top-level parts are the trace's keys beyond the header (TRACE_PARTS) and two
+# made from the compile-time report; a graph's parts are ``<graph id>/<name>`` (GRAPH_PARTS), a kernel's
+# ``<graph id>/kernel/<kernel id>`` (KernelPart).
+TRACE_PARTS: dict[str, Any] = {
+    "sources": dict[str, dict[str, str]],  # file -> line (as a string) -> its text, for the user lines linked
+    "profiles": list[dict[str, Any]],  # c.profile() reports, oldest first
+    "numerics": list[dict[str, Any]],  # c.check_numerics() reports
+    "counters": list[dict[str, Any]],  # c.counters() reports (Nsight Compute)
+    "dynamo": dict[str, Any],  # the Dynamo stage
+    "origin": dict[str, Any],  # where an imported trace came from
+    "export": dict[str, Any],  # an AOT compilation's exported program
+    "library_files": dict[str, Any],  # library frames' files
+    "compile_time": dict[str, Any],  # the compile-time report
+    "notes": list[dict[str, Any]],  # what the capture could not do (NOTE_KEYS)
+    "cudagraph_times": list[CudaGraphTimeRecord],  # calls timed with and without CUDA graphs
+    "compile_time_chart": CompileTimeChart,
+    "compile_time_chrome": str,  # the Chrome trace's text (a JSON string the browser hands on unread)
+}
+GRAPH_PARTS: dict[str, Any] = {
+    "fx": FxPart, "post_grad": PostGradPart, "fx_outline": OutlinePart, "post_grad_outline": OutlinePart,
+    "loop_ir": list[dict[str, Any]],  # loop-IR nodes without ``body`` (LOOP_IR_KEYS)
+    "loop_ir_bodies": dict[str, str],  # loop-IR node -> its body
+    "fused": FusedPart,
+    "kernels": list[dict[str, Any]],  # kernel records without source and ir, with ``source_lines`` (KERNEL_KEYS)
+    "kernel": KernelPart,
+    "wrapper": WrapperRecord,
+    "autotune": list[dict[str, Any]],  # AUTOTUNE_KEYS; an infinite time_ms as "inf"
+    "roofline": RooflinePart,
+    # the graph's optional records: null in a live compilation's graph without one (a saved trace leaves them out)
+    "memory": dict[str, Any] | None,  # the memory timeline (SCHEMA.md "Memory timeline")
+    "features": list[dict[str, Any]],  # FEATURE_KEYS
+    "cudagraphs": CudaGraphsRecord | None,
+}
+
+
+def part_declaration(key: str) -> Any:
+    """What the part ``key`` holds (a type of TRACE_PARTS or GRAPH_PARTS); KeyError for a key not declared."""
+    gid, sep, rest = key.partition("/")
+    if not sep:
+        return TRACE_PARTS[key]
+    return GRAPH_PARTS["kernel" if rest.startswith("kernel/") else rest]
+
+
+def stage_counts(graph: Mapping[str, Any], error: type[Exception]) -> dict[str, int]:
+    """How big each stage of a graph's JSON is, as a summary shows it, without reading its nodes
+    (``error``: what a wrapper whose packed part does not decompress raises)."""
+    size = lambda value: len(value) if isinstance(value, list) else 0  # noqa: E731
+    wrapper = unpacked(graph.get("wrapper") or {}, error)
+    return {"fx": size((graph.get("fx") or {}).get("nodes")), "post_grad": size((graph.get("post_grad") or {}).get("nodes")),
+            "loop_ir": size(graph.get("loop_ir")), "fused": size(graph.get("fused")),
+            "kernels": size(graph.get("kernels")),
+            "externs": sum(1 for k in graph.get("kernels") or [] if k.get("language") == "extern"),
+            "wrapper": len(str(wrapper.get("source", "")).splitlines()) if wrapper.get("source") else 0,
+            "memory": size((graph.get("memory") or {}).get("steps")),
+            "autotune": size(graph.get("autotune"))}
 
 
 # ------------------------------------------------------------------------- the live watch view
@@ -367,9 +675,9 @@ class PartRequest(TypedDict):
 
 
 class PartReply(TypedDict, total=False):
-    type: Literal["part"]
-    key: str
-    id: int
+    type: Literal["part"]  # the answer to a PartRequest
+    key: str  # the part asked for
+    id: int  # the request's number
     revision: int  # the compilation the widget shows now
     error: str  # why the part cannot be sent (absent when it is: the part travels as one UTF-8 JSON buffer)
 
@@ -380,6 +688,73 @@ class WhatIfRequest(TypedDict):
     group: str  # the fused group to split
     measure: bool  # also time both versions on the real inputs
     id: str  # the request's id, echoed in the reply
+
+
+class WhatIfKernelRow(TypedDict):
+    """One kernel pair of the edited graph, paired by the FX nodes they compute (as explorer.diff pairs them)."""
+
+    status: str  # "same", "changed", "added", "removed"
+    before: str  # the kernel as compiled ("" when added)
+    before_bytes: float | None  # the bytes it moves; null when there is none
+    before_ms: float | None  # its time, once measured
+    after: str  # the kernel with the edit ("" when removed)
+    after_bytes: float | None  # the bytes it moves; null when there is none
+    after_ms: float | None  # its time, once measured
+    nodes: list[str]  # the FX nodes they compute
+
+
+class WhatIfSideTotals(TypedDict):
+    """One side of the comparison, in all."""
+
+    kernels: int  # its kernels
+    bytes: float  # the bytes they move
+    peak_bytes: int | None  # the planned memory peak
+    ms: float | None  # the time of its kernels, once measured
+    numerics_ok: bool | None  # its outputs matched eager (null: not checked)
+    max_rel: float | None  # the largest relative error against eager
+
+
+class WhatIfTotals(TypedDict):
+    before: WhatIfSideTotals  # as compiled
+    after: WhatIfSideTotals  # with the edit
+
+
+class WhatIfComparison(TypedDict):
+    """What the fused view draws beside a group for an "unfuse" (widgets/what_if_payload.py)."""
+
+    group: str  # the fused group asked for
+    graph: str  # the graph edited
+    label: str  # the edit, in words
+    verdict: str  # what it costs or saves, one sentence
+    note: str  # what the edit cannot promise ("" when nothing)
+    measured: bool  # both sides were timed
+    kernels: list[WhatIfKernelRow]  # the kernel pairs
+    totals: WhatIfTotals  # each side in all
+
+
+class WhatIfRefusal(TypedDict):
+    """The message shown instead of a comparison (widgets/what_if_payload.py ``what_if_error``)."""
+
+    group: str  # the fused group asked for
+    error: str  # a refusal in its own words; another failure as "Type: message"
+
+
+class WhatIfAnswer(WhatIfComparison):
+    """The widget's reply to a WhatIfRequest with a comparison."""
+
+    type: Literal["what_if"]  # the answer to a WhatIfRequest
+    id: str  # the request's id
+
+
+class WhatIfRefused(WhatIfRefusal):
+    """The widget's reply to a WhatIfRequest it could not answer with a comparison."""
+
+    type: Literal["what_if"]  # the answer to a WhatIfRequest
+    id: str  # the request's id
+    graph: str  # the graph asked for
+
+
+WhatIfReply = WhatIfAnswer | WhatIfRefused
 
 
 class ToggleAction(TypedDict):
@@ -398,3 +773,162 @@ class ReproAction(TypedDict):
 
 
 WIDGET_ACTIONS = ("toggle", "select", "repro")  # the requests the widget hands to its on_action callbacks
+
+
+# ------------------------------------------------------------------------- the sweep view
+# What a SweepWidget receives (widgets/sweep_widget.py): the ``sweep`` trait, SweepParts.summary() of
+# widgets/sweep.py; each point's parts are a compilation's (``p3`` its TraceSummary, ``p3/g0/fx`` a part), and
+# part ``d{i}-{j}`` the diff of two points (explorer.diff(...).to_json(), also the widget's ``diff`` trait).
+
+
+class SweepMeta(TypedDict):
+    """The sweep as a whole (SCHEMA.md "Sweep file", ``meta``)."""
+
+    function: str  # what was swept
+    device: str  # "cpu" | "cuda"
+    engine: str  # "local" | "ray"
+    options: dict[str, Any]  # backward, runs, warmup, check, grad_enabled
+    workers: list[str]  # the workers that ran the points
+    wall_s: float  # the sweep's time
+    created: str  # when it ran (UTC, ISO 8601)
+    cancelled: bool  # interrupted: some rows are "cancelled"
+
+
+class SweepRowRecord(TypedDict):
+    """One point of a sweep: a row of ``rows`` in a sweep file (compiler/sweeps/result.py ``SweepRow``)."""
+
+    index: int  # the point's number
+    config: dict[str, Any]  # toggle names / raw Inductor keys as asked
+    input_set: int  # which input set
+    shapes: list[list[int]]  # its tensor inputs' shapes ([] when the sweep has one input set)
+    status: str  # "ok" | "failed" | "cancelled" | "pending"
+    stage: str | None  # where a failed point stopped
+    error: str | None  # why it failed
+    compile_s: float | None  # its compile time
+    compile_phases: dict[str, float]  # compile_s by phase
+    run_ms: float | None  # one call in a loop of back-to-back calls
+    device_ms: float | None  # its kernels' time per run
+    threads: int | None  # CPU threads it ran with (null on the GPU)
+    timed: list[float]  # [start, end] (epoch s) of run_ms and the profile
+    timed_alone: bool | None  # CPU workers: no other worker ran meanwhile
+    peak_bytes: int | None  # measured peak on the GPU
+    planned_peak_bytes: int | None  # the largest planned peak of a graph
+    max_error: float | None  # the worst kernel's max relative error against eager
+    ok: bool | None  # numerics within tolerance (null: not checked)
+    kernels: int | None  # its kernels
+    graphs: int | None  # its graphs
+    graph_breaks: int | None  # its graph breaks
+    recompiles: int | None  # its recompiles
+    worker: str  # the worker that ran it
+    gpu: str  # its GPU ("" on CPU)
+    wall_s: float | None  # the point's time in its worker
+    stage_s: dict[str, float]  # where that time went: load, compile, profile, ...
+    traceback: str  # a failure's traceback
+
+
+class SweepTableRow(SweepRowRecord):
+    """A row of the sweep view's table."""
+
+    key: str | None  # the part key of its trace ("p3"); null: the point left none
+    ratio: float | None  # its run_ms over the best point's
+
+
+class SweepSummary(TypedDict):
+    """The ``sweep`` trait: what the first view reads."""
+
+    schema: str  # SWEEP_SCHEMA
+    version: int  # SWEEP_VERSION
+    meta: SweepMeta  # the sweep as a whole
+    best: int | None  # the fastest point that ran with numerics that held
+    rows: list[SweepTableRow]  # every point, in order
+    diffs: bool  # the view can diff two points (parts ``d{i}-{j}``)
+
+
+class DiffToggle(TypedDict):
+    name: str  # a toggle that differs
+    a: Any  # its value in the first compilation
+    b: Any  # in the second
+
+
+class DiffTiming(TypedDict):
+    stage: str  # a compile phase
+    a: float | None  # its seconds in the first compilation
+    b: float | None  # in the second
+
+
+class DiffPayload(TypedDict):
+    """explorer.diff(a, b).to_json() (compiler/io/diff.py): what the second compilation changed."""
+
+    a: str  # the first compilation's label
+    b: str  # the second's
+    torch: list[str]  # each one's torch version
+    run_ms: list[float | None]  # each one's run time, when profiled
+    summary: str  # the diff in one line
+    toggles: list[DiffToggle]  # settings that differ
+    graphs: list[dict[str, Any]]  # per graph pair: nodes and kernels added, removed, changed
+    timings: list[DiffTiming]  # compile phases side by side
+    outputs: dict[str, Any]  # the outputs compared, when both ran
+
+
+# ------------------------------------------------------------------------- the TraceSet view
+# What a TraceSetWidget receives (widgets/traceset_widget.py): the ``traceset`` trait, TraceSetParts.summary() of
+# widgets/traceset.py; each compilation's parts are a compilation's (``c3`` its TraceSummary, ``c3/g0/fx`` a part).
+
+
+class CompileSummaryRecord(TypedDict):
+    """One compile of one rank as the log's index sees it (compiler/model/traceset.py ``CompileSummary``)."""
+
+    compile_id: str  # Dynamo's compile id ("0/1")
+    function: str  # the compiled function
+    graph: str | None  # md5 of Dynamo's printed graph; null: no graph
+    graph_nodes: int | None  # its nodes
+    seconds: float  # its compile time
+    graph_breaks: list[str]  # "file:line reason"
+    recompile_reasons: list[str]  # why it recompiled
+
+
+class _RankFacts(TypedDict):
+    rank: str  # the rank
+    log: str  # its TORCH_TRACE log
+    torch: str | None  # the torch version it ran
+    problems: list[str]  # what the reader skipped: malformed lines, unknown records, truncation
+    seconds: float  # its compile time in all
+    graphs: int  # compiles that made a graph
+    graph_break_count: int  # graph breaks in all
+    recompile_count: int  # recompiles
+
+
+class RankSummaryRecord(_RankFacts):
+    """A rank's ``summary`` in a TraceSet file (compiler/io/traceset.py ``summary_to_json``)."""
+
+    compiles: list[CompileSummaryRecord]  # its compiles, in log order
+
+
+class CompileEntry(CompileSummaryRecord):
+    key: str  # the part key of the compilation ("c3")
+
+
+class RankEntry(_RankFacts):
+    """A rank in the TraceSet view."""
+
+    compiles: list[CompileEntry]  # its compiles, each with its part key
+
+
+class DivergenceRecord(TypedDict):
+    """One way the ranks did not compile alike (compiler/model/traceset.py ``Divergence``)."""
+
+    kind: str  # "graph" | "recompile" | "graph_break" | "compile_time" | "compile_phase"
+    summary: str  # in words
+    ranks: dict[str, str]  # rank -> what that rank did
+    compile_id: str | None  # the compile concerned; null for kinds about the whole rank
+
+
+class TraceSetSummary(TypedDict):
+    """The ``traceset`` trait: what the first view reads."""
+
+    schema: str  # TRACESET_SCHEMA
+    version: int  # TRACESET_VERSION
+    path: str  # the directory of logs read
+    problems: list[str]  # what differs across the ranks as a whole (torch versions, ...)
+    divergence: list[DivergenceRecord]  # where the ranks diverge
+    ranks: list[RankEntry]  # every rank, with its compiles

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator
-
-import sympy
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator
 
 from . import slots
 from .formatting import did_you_mean
 from .lazy import LazyFields
 from .slots import Rendered
+
+if TYPE_CHECKING:  # loop-IR expressions are sympy's; a trace without loop IR (a log's) is read without importing it
+    import sympy
 
 
 @dataclass(repr=False, slots=True)
@@ -251,8 +252,11 @@ STAGE_NAMES = ("fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper", "aut
 
 
 @dataclass(repr=False)
-class GraphCapture(Rendered):
-    """Everything Inductor produced for one graph (one Dynamo graph's forward, backward or inference)."""
+class GraphCapture(LazyFields, Rendered):
+    """Everything Inductor produced for one graph (one Dynamo graph's forward, backward or inference).
+
+    A graph of a loaded trace builds its stages the first time one is read (``pending``, compiler/io/
+    trace.py): opening a large trace and drawing its first view reads the JSON and none of the stages."""
 
     index: int
     kind: str  # forward | backward | inference
@@ -273,12 +277,50 @@ class GraphCapture(Rendered):
     _json: Any = field(default=None, repr=False, compare=False)  # compiler/io/trace.LazyGraph, kept once made
     library_files: dict[str, str] = field(default_factory=dict, repr=False)  # the Compilation's, for views
     features: list[Any] = field(default_factory=list)  # features.FeatureUse: Inductor systems seen acting here
+    # a loaded graph's stages while unbuilt: called, it builds them ({field: value}); it also counts them and
+    # gives views the FX stages as the file held them (compiler/io/trace.py)
+    pending: Any = field(default=None, repr=False, compare=False)
     # A warm capture's (explorer.compile(cache=True)): "served" from the explorer's store with Inductor's cached
     # graph, "stored" there after a cold compile; "" when neither (a cold capture, a loaded trace)
     cache: str = field(default="", compare=False)
     # GraphCudaGraphs (compiler/model/cudagraphs.py): its partitions, skip and CUDA graph tree events, when
     # compiled with triton.cudagraphs (mode="reduce-overhead"); None otherwise
     cudagraphs: Any = None
+
+    _lazy_fields: ClassVar[frozenset[str]] = frozenset({"fx", "post_grad", "loop_ir", "fused", "kernels", "wrapper",
+                                                         "autotune", "not_fused", "memory", "features"})
+    _pending_field: ClassVar[str] = "pending"
+
+    def _fill(self, built: dict[str, Any]) -> None:
+        for name, value in built.items():
+            object.__setattr__(self, name, value)
+        self._link(built["kernels"], built.get("memory"))
+
+    def _link(self, kernels: list[Kernel], memory: Any) -> None:
+        for kernel in kernels:
+            kernel.graph = self
+        if memory is not None:
+            memory.graph = self
+
+    def adopt(self, compilation: Any) -> None:
+        """Become ``compilation``'s graph: it, and this graph's kernels, memory and CUDA graphs, point at each
+        other (a loaded graph's kernels and memory when they are built)."""
+        self.compilation = compilation
+        self.library_files = compilation.library_files
+        if self.cudagraphs is not None:
+            self.cudagraphs.graph = self
+        if self.pending is None:
+            self._link(self.kernels, self.memory)
+
+    def counts(self) -> dict[str, int]:
+        """How big each stage is (what summaries show); a loaded graph's are counted in its JSON, unbuilt."""
+        if self.pending is not None:
+            return self.pending.counts()
+        return {"fx": len(self.fx.nodes), "post_grad": len(self.post_grad.nodes), "loop_ir": len(self.loop_ir),
+                "fused": len(self.fused), "kernels": len(self.kernels),
+                "externs": sum(1 for k in self.kernels if k.language == "extern"),
+                "wrapper": len(self.wrapper.source.splitlines()),
+                "memory": len(self.memory.steps) if self.memory is not None else 0, "autotune": len(self.autotune)}
 
     @property
     def id(self) -> str:

@@ -21,6 +21,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, BinaryIO, Callable, Iterator
 
 _HEADER = re.compile(rb"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] (?P<json>\{.*)$")
@@ -135,68 +136,211 @@ class Span:
     line: int
 
 
+_BLOCK = 1 << 18  # bytes read at a time
+_LINE = re.compile(rb"\n(?!\t)")  # the start of a line that is not a payload line (after its newline)
+_PAYLOAD_LINES = rb'(?:\n\t[^\n]*)*'
+
+
+@lru_cache(maxsize=8)
+def _runs(kinds: frozenset[str], artifacts_kept: frozenset[str]) -> re.Pattern:
+    """A line start that is not a payload line, or a run: records in a row, each of one of ``kinds``, of
+    one compile (and rank), header and payload lines. A header's value runs to its last closing brace
+    before the context keys (the greedy match ends there: the context holds no brace), so a value is
+    never parsed. An artifact (when ``kinds`` has it) joins a run when it belongs to a compile and is not
+    named in ``artifacts_kept``. The first record's kind, rank and compile id are captured; the rest must
+    repeat them."""
+    names = b"|".join(re.escape(kind.encode()) for kind in sorted(kinds - {"artifact"}))
+    kept = b"|".join(re.escape(name.encode()) for name in sorted(artifacts_kept)) or rb"(?!)"
+    artifact = (rb'artifact": \{"name": "(?!(?:' + kept + rb')")[^"\\\n]*"(?:, "encoding": "[^"\\\n]*")?\}'
+                rb'(?=(?:, "rank": \d+)?, "frame_id")') if "artifact" in kinds else rb'(?!)'
+    head = rb'[A-Z]\d{4} [^\]\n]*\] \{"(?:(?:' + names + rb')": [^\n]*\}|' + artifact + rb')'
+    first = (rb'[A-Z]\d{4} [^\]\n]*\] \{"(?:(?P<kind>' + names + rb')": [^\n]*\}|(?P<artifact>' + artifact + rb'))'
+             rb'(?:, "rank": (?P<rank>\d+))?'
+             rb'(?:, "frame_id": (?P<frame>\d+), "frame_compile_id": (?P<frame_compile>\d+), "attempt": \d+)?')
+    same = (head + rb'(?(rank), "rank": (?P=rank))(?(frame), "frame_id": (?P=frame), "frame_compile_id": '
+            rb'(?P=frame_compile), "attempt": \d+)')
+    end = rb'(?:, "has_payload": "[0-9a-f]+")?\}\r?' + _PAYLOAD_LINES
+    return re.compile(rb'\n(?:(?P<run>' + first + end + rb'(?:\n' + same + end + rb')*)(?=\n|\Z)|(?!\t))')
+
+
 def read_records(stream: BinaryIO, problems: LogProblems, *, wants_payload: Callable[[Record], bool] = lambda r: True,
-                 first_line: int = 1, start: int = 0) -> Iterator[tuple[Record, Span]]:
-    """Every record of a binary stream positioned at byte ``start``, streamed (one record in memory).
+                 wants_data: Callable[[str], bool] = lambda kind: True, runs_of: frozenset[str] = frozenset(),
+                 artifacts_kept: frozenset[str] = frozenset(), first_line: int = 1, start: int = 0,
+                 block: int = _BLOCK) -> Iterator[tuple[Record, Span]]:
+    """Every record of a binary stream positioned at byte ``start``, streamed.
 
     Payload lines are kept only for records ``wants_payload`` accepts; the others are skipped as they
-    stream by. Lines that are neither a record header nor a payload line are counted in ``problems``.
+    stream by. A header's own value (``Record.data``) is parsed only for the kinds ``wants_data`` accepts
+    (None for the others; an artifact's name is always read). Records of the kinds ``runs_of`` names that
+    come in a row and belong to one compile come as one Record of the first one's kind, without value or
+    payload, whose Span covers them all: what an index needs of the records it does not read (timer
+    events, tensor descriptions and artifacts are most of a log's records); with ``"artifact"`` among
+    them, a compile's artifacts join runs but those named in ``artifacts_kept``. Lines that are neither a record header
+    nor a payload line are counted in ``problems``.
+
+    The stream is read ``block`` bytes at a time and only the lines that are not payload are looked at
+    one by one: a large compile's graphs and code are most of a log's lines, and nobody reads them while
+    a log is indexed. Memory: one block, the longest line and the payloads wanted.
     """
-    pending: Record | None = None
-    span: Span | None = None
-    lines: list[bytes] | None = None
-    offset, number = start, first_line - 1
-    last = b""
-    for raw in stream:
-        number += 1
-        begin, offset = offset, offset + len(raw)
-        last = raw
-        if raw.startswith(b"\t"):
-            if pending is None:
-                problems.bad_line(number, raw)
+    reader = _BlockReader(problems, wants_payload, wants_data, _runs(runs_of, artifacts_kept) if runs_of else _LINE, first_line, start)
+    carry = b"\n"  # a block starts at the newline that ends the line before it
+    while data := stream.read(block):
+        buffer = carry + data
+        cut = buffer.rfind(b"\n")  # whole lines only: a line cut by the block waits for the next one
+        carry = buffer[cut:]
+        if cut:
+            yield from reader.lines(buffer, cut, final=False)
+    if len(carry) > 1:
+        yield from reader.lines(carry, len(carry), final=True)
+    yield from reader.finish(truncated=len(carry) > 1)
+
+
+class _BlockReader:
+    """read_records' state between blocks: the record whose payload lines are still coming, and where
+    the block being read sits in the stream. A block is ``buffer[:end]``: the newline that ended the
+    line before it, then whole lines (the last one's newline is ``buffer[end]``, absent only at the
+    stream's end)."""
+
+    def __init__(self, problems: LogProblems, wants_payload: Callable[[Record], bool],
+                 wants_data: Callable[[str], bool], lines: re.Pattern, first_line: int, start: int) -> None:
+        self.problems = problems
+        self.wants_payload = wants_payload
+        self.wants_data = wants_data
+        self.pattern = lines
+        self.offset = start - 1  # stream offset of buffer[0] (the newline before the block)
+        self.number = first_line - 1  # lines before the block
+        self.pending: Record | None = None
+        self.span: Span | None = None
+        self.parts: list[bytes] | None = None  # the pending record's payload lines ("\n\t..."), when wanted
+
+    def lines(self, buffer: bytes, end: int, final: bool) -> Iterator[tuple[Record, Span]]:
+        """The records finished in the block ``buffer[:end]``."""
+        done, counted, before = 0, 1, self.number  # before: the lines that end before buffer[counted]
+        for match in self.pattern.finditer(buffer, 0, end):
+            newline = match.start()  # the line starts after it
+            before += buffer.count(b"\n", counted, newline + 1)
+            counted = newline + 1
+            if done < newline:
+                self._payload(buffer, done, newline, before - buffer.count(b"\n", done, newline), True)
+            if self.pending is not None:
+                yield self._finish()
+            if match.lastgroup == "run":
+                self._run(match, before + 1, not final or match.end() < end)
+                done = match.end()
                 continue
-            span.end = offset  # type: ignore[union-attr]
-            if lines is not None:
-                lines.append(raw[1:].rstrip(b"\n"))
-            continue
-        if pending is not None:
-            yield _finish(pending, lines), span  # type: ignore[misc]
-            pending = None
-        match = _HEADER.match(raw.rstrip(b"\r\n"))
-        record = _timer_record(match.group("json"), number) if match else None
+            line_end = buffer.find(b"\n", counted, end)
+            line_end = end if line_end < 0 else line_end
+            self._line(buffer[counted:line_end], counted, not final or line_end < end, before + 1)
+            done = line_end
+        if done < end:
+            self._payload(buffer, done, end, before + buffer.count(b"\n", counted, done + 1), not final)
+        self.number = before + buffer.count(b"\n", counted, end) + (not final)
+        self.offset += end
+
+    def _payload(self, buffer: bytes, begin: int, end: int, before: int, whole: bool) -> None:
+        """Payload lines ``buffer[begin:end]``, each after its newline (``before``: the lines above the
+        first; ``whole``: the last one's newline follows): the pending record's, or malformed when no
+        record is pending."""
+        if self.pending is None:
+            for number, raw in enumerate(buffer[begin + 1:end].split(b"\n"), start=before + 1):
+                self.problems.bad_line(number, raw)
+            return
+        self.span.end = self.offset + end + whole  # type: ignore[union-attr]
+        if self.parts is not None:
+            self.parts.append(buffer[begin:end])
+
+    def _run(self, match: re.Match, number: int, whole: bool) -> None:
+        frame = match["frame"]
+        self.pending = Record(kind=(match["kind"] or b"artifact").decode(), data=None, compile_id=f"{int(frame)}/{int(match['frame_compile'])}"
+                              if frame is not None else None, rank=int(match["rank"]) if match["rank"] else None,
+                              line=number)
+        self.span = Span(self.offset + match.start() + 1, self.offset + match.end() + whole, number)
+        self.parts = None
+
+    def _line(self, raw: bytes, begin: int, whole: bool, number: int) -> None:
+        """A line that is not a payload line: a record header, or a malformed (or blank) line."""
+        match = _HEADER.match(raw.rstrip(b"\r"))
+        record = _header_record(match.group("json"), number, self.wants_data) if match else None
         if record is None:
-            metadata = _parse_header(match.group("json")) if match else None
-            record = record_of(metadata, None, number) if metadata is not None else None
-        if record is None:
-            if raw.strip() and raw.endswith(b"\n"):  # a last line cut short is the truncation, reported below
-                problems.bad_line(number, raw)
-            continue
-        pending, span = record, Span(begin, offset, number)
-        lines = [] if record.checksum is not None and wants_payload(record) else None
-    if pending is not None:
-        yield _finish(pending, lines), span  # type: ignore[misc]
-    if last and not last.endswith(b"\n"):
-        problems.truncated = (f"the log ends in the middle of a line (line {number}): the job was killed while "
-                              "writing it, or is still running; everything before it was read")
+            if raw.strip() and whole:  # a last line cut short is the truncation, reported at the end
+                self.problems.bad_line(number, raw)
+            return
+        self.pending = record
+        self.span = Span(self.offset + begin, self.offset + begin + len(raw) + whole, number)
+        self.parts = [] if record.checksum is not None and self.wants_payload(record) else None
+
+    def _finish(self) -> tuple[Record, Span]:
+        record, span, parts = self.pending, self.span, self.parts
+        self.pending = self.span = self.parts = None
+        if parts is not None:  # payload lines, each after its newline: "\n\tline\n\tline"
+            record.payload = b"".join(parts).replace(b"\n\t", b"\n")[1:].decode("utf-8", "replace")
+        return record, span  # type: ignore[return-value]
+
+    def finish(self, truncated: bool) -> Iterator[tuple[Record, Span]]:
+        if self.pending is not None:
+            yield self._finish()
+        if truncated:
+            self.problems.truncated = (f"the log ends in the middle of a line (line {self.number + 1}): the job was "
+                                       "killed while writing it, or is still running; everything before it was read")
 
 
-# the header of a timer event, most of a log's records, as torch writes it (json.dumps of a dict in this order)
-_TIMER_HEADER = re.compile(rb'\{"chromium_event": \{\}, (?:"rank": (?P<rank>\d+), )?(?:"frame_id": (?P<frame>\d+), '
-                           rb'"frame_compile_id": (?P<frame_compile>\d+), "attempt": (?P<attempt>\d+), )?'
-                           rb'"has_payload": "(?P<checksum>[0-9a-f]+)"\}')
+# A header as torch writes it: json.dumps of {kind: value, context keys...}, the context keys in this order.
+# The kind and the context are read with regexes and the kind's own value parsed only when the reader asks
+# for it: most of a log's headers are timer events and tensor descriptions nobody reads while indexing.
+_KIND = re.compile(rb'\{"(?P<kind>[A-Za-z_][\w.]*)": ')
+_CONTEXT = re.compile(rb'(?:, "rank": (?P<rank>\d+))?(?:, "compiled_autograd_id": (?P<autograd>\d+))?'
+                      rb'(?:, "frame_id": (?P<frame>\d+))?(?:, "frame_compile_id": (?P<frame_compile>\d+))?'
+                      rb'(?:, "attempt": (?P<attempt>\d+))?(?:, "has_payload": "(?P<checksum>[0-9a-f]+)")?\}')
+_CONTEXT_STARTS = tuple(b', "%s": ' % key for key in (b"rank", b"compiled_autograd_id", b"frame_id",
+                                                       b"frame_compile_id", b"attempt", b"has_payload"))
+_NAMED = re.compile(rb'\{"name": "(?P<name>[^"\\]*)"(?:, "encoding": "(?P<encoding>[^"\\]*)")?\}')
+_NAMED_KINDS = frozenset({"artifact", "graph_dump"})  # their value names them: always read (Record.name)
 
 
-def _timer_record(text: bytes, line: int) -> Record | None:
-    """A timer event's Record read with one regex (None for any other header): what ``record_of`` of its
-    parsed JSON gives, at a fraction of the cost."""
-    match = _TIMER_HEADER.fullmatch(text)
-    if match is None:
-        return None
-    rank, frame, attempt = match["rank"], match["frame"], match["attempt"]
-    return Record(kind="chromium_event", data={},
-                  compile_id=f"{int(frame)}/{int(match['frame_compile'])}" if frame is not None else None,
-                  attempt=int(attempt) if attempt is not None else 0, rank=int(rank) if rank is not None else None,
-                  checksum=match["checksum"].decode(), line=line)
+def _header_record(text: bytes, line: int, wants_data: Callable[[str], bool]) -> Record | None:
+    """The Record of a header's JSON ``text`` (None when it is not one), its kind's value parsed only when
+    ``wants_data(kind)`` (else None). What ``record_of`` of the whole parsed JSON gives, at a fraction of
+    the cost; a header in another layout is parsed whole."""
+    kind = _KIND.match(text)
+    context = _context(text, kind.end()) if kind is not None else None
+    if kind is None or context is None or kind["kind"].decode() in _CONTEXT_KEYS:
+        metadata = _parse_header(text)
+        return record_of(metadata, None, line) if metadata is not None else None
+    name, value = kind["kind"].decode(), text[kind.end():context.start()]
+    if name in _NAMED_KINDS and (named := _NAMED.fullmatch(value)):
+        data: Any = {"name": named["name"].decode()}
+        if named["encoding"] is not None:
+            data["encoding"] = named["encoding"].decode()
+    elif name in _NAMED_KINDS or wants_data(name):
+        try:
+            data = json.loads(value)
+        except ValueError:  # keys other than the context's after the value (a record's "stack"): parsed whole
+            metadata = _parse_header(text)
+            return record_of(metadata, None, line) if metadata is not None else None
+    else:
+        data = None
+    frame, autograd = context["frame"], context["autograd"]
+    compile_id = compile_id_of({"frame_id": _int(frame),
+                                "frame_compile_id": _int(context["frame_compile"]),
+                                "compiled_autograd_id": _int(autograd)})
+    return Record(kind=name, data=data, compile_id=compile_id, attempt=int(context["attempt"] or 0),
+                  rank=_int(context["rank"]),
+                  checksum=context["checksum"].decode() if context["checksum"] is not None else None, line=line)
+
+
+def _int(digits: bytes | None) -> int | None:
+    return int(digits) if digits is not None else None
+
+
+def _context(text: bytes, after: int) -> re.Match | None:
+    """The context keys that end a header (an empty match before its closing brace when it has none).
+    A key's last occurrence past the kind's value is where the context starts when the rest of the
+    header is context keys alone: the value's own closing bracket cannot be part of it."""
+    for key in _CONTEXT_STARTS:
+        at = text.rfind(key, after)
+        if at >= 0 and (match := _CONTEXT.fullmatch(text, at)):
+            return match
+    return _CONTEXT.fullmatch(text, len(text) - 1) if len(text) > after else None
 
 
 def _parse_header(text: bytes) -> dict[str, Any] | None:
@@ -205,12 +349,6 @@ def _parse_header(text: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _finish(record: Record, lines: list[bytes] | None) -> Record:
-    if lines is not None:
-        record.payload = b"\n".join(lines).decode("utf-8", "replace")
-    return record
 
 
 # ------------------------------------------------------------------------------------------ writing

@@ -4,13 +4,16 @@
 each compile from the index alone, so the cross-rank summary is ready before any graph is parsed:
 ranks that compiled different graphs (Dynamo's printed graph has a checksum in the log), recompiled,
 broke graphs at other lines, or spent much longer compiling. ``ts[rank][compile_id]`` builds that
-compile's Compilation on first access. A TraceSet saves to one JSON file (every compilation built)
-and loads back without the logs.
+compile's Compilation when asked for, from its byte ranges in the log; the last few built, and those
+someone holds, stay in memory (OpenedCompilations), so memory follows what is open, not the job. A
+TraceSet saves to one JSON file (every compilation built, one at a time) and loads back without the logs.
 """
 
 from __future__ import annotations
 
 import statistics
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -22,6 +25,7 @@ from .slots import Rendered
 
 SLOW_RATIO = 1.5  # a rank compiling this much longer than the median rank is reported...
 SLOW_SECONDS = 1.0  # ...when it is also at least this many seconds longer
+KEEP_OPENED = 4  # compilations read from logs that stay in memory when nobody holds them
 
 
 @dataclass
@@ -137,21 +141,55 @@ def _groups(values: dict[str, Any]) -> list[list[str]]:
     return list(groups.values())
 
 
+class OpenedCompilations:
+    """The compilations a TraceSet read from its logs: the last ``keep`` opened stay in memory, the others
+    only while someone holds them (weak references). Walking a job's compilations one after another (the
+    TraceSet view's pickers, a loop over ranks) so holds a few, not the whole job; one nobody holds any
+    more is read from its log again when asked for. Shared by the ranks of one TraceSet."""
+
+    def __init__(self, keep: int = KEEP_OPENED) -> None:
+        self.keep = keep
+        self.recent: OrderedDict[tuple[str, str], Compilation] = OrderedDict()
+        self.held: weakref.WeakValueDictionary[tuple[str, str], Compilation] = weakref.WeakValueDictionary()
+
+    def get(self, key: tuple[str, str]) -> Compilation | None:
+        compilation = self.held.get(key)
+        if compilation is not None:
+            self.remember(key, compilation)
+        return compilation
+
+    def remember(self, key: tuple[str, str], compilation: Compilation) -> None:
+        self.held[key] = compilation
+        self.recent[key] = compilation
+        self.recent.move_to_end(key)
+        while len(self.recent) > self.keep:
+            self.recent.popitem(last=False)
+
+    def of_rank(self, rank: str) -> dict[str, Compilation]:
+        return {cid: c for (r, cid), c in list(self.held.items()) if r == rank}
+
+
 class RankTrace(Rendered):
     """One rank's compilations, by compile id (built from its log on first access)."""
 
     def __init__(self, summary: RankSummary, index: Any = None, build: Callable[[Any, str], Compilation] | None = None,
                  time_compiles: Callable[[Any, str], Any] | None = None,
                  compilations: dict[str, Compilation] | None = None, compile_time: Any = None,
-                 watch_of: Callable[[Any], Any] | None = None) -> None:
+                 watch_of: Callable[[Any], Any] | None = None, opened: OpenedCompilations | None = None) -> None:
         self.summary = summary
         self.index = index  # the rank's log index (compiler/pipeline/trace_import.py) while its log is read
         self.build = build  # (index, compile id) -> that compile's Compilation, read from the log
         self.time_compiles = time_compiles  # (index, rank) -> the rank's CompileTimeReport, read from the log
         self.watch_of = watch_of  # index -> the rank's WatchReport, read from the log
-        self._compilations: dict[str, Compilation] = dict(compilations or {})
+        self._loaded: dict[str, Compilation] = dict(compilations or {})  # a saved TraceSet's: no log to read again
+        self._opened = opened if opened is not None else OpenedCompilations()  # those read from the log
         self._compile_time = compile_time
         self._watch: Any = None
+
+    @property
+    def _compilations(self) -> dict[str, Compilation]:
+        """The compilations in memory now, by compile id."""
+        return {**self._loaded, **self._opened.of_rank(self.rank)}
 
     def watch(self) -> Any:
         """This rank's run as ``explorer.load_watch`` reads it (a WatchReport: compiles, recompiles with
@@ -180,12 +218,18 @@ class RankTrace(Rendered):
         return [c.compile_id for c in self.summary.compiles]
 
     def __getitem__(self, compile_id: str) -> Compilation:
-        if compile_id not in self._compilations:
+        loaded = self._loaded.get(compile_id)
+        if loaded is not None:
+            return loaded
+        key = (self.rank, compile_id)
+        opened = self._opened.get(key)
+        if opened is None:
             if self.build is None or self.index is None or compile_id not in self.compile_ids:
                 raise KeyError(f"rank {self.rank} has no compile {compile_id!r}{did_you_mean(compile_id, self.compile_ids)}; "
                                f"compile ids: {self.compile_ids}")
-            self._compilations[compile_id] = self.build(self.index, compile_id)
-        return self._compilations[compile_id]
+            opened = self.build(self.index, compile_id)
+            self._opened.remember(key, opened)
+        return opened
 
     def __iter__(self) -> Iterator[Compilation]:
         return (self[c] for c in self.compile_ids)

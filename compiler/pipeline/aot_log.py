@@ -15,7 +15,7 @@ PREFIX = "aot/"
 WRAPPER, KERNELS = "inductor_aot_wrapper_code", "inductor_aot_kernel_code"
 FX_GRAPH = "before_pre_grad_graph"  # the exported program's module as Inductor received it
 _STARTS = frozenset({FX_GRAPH, "inductor_post_grad_graph"})
-_PARTS = frozenset({FX_GRAPH, "inductor_post_grad_graph", "aot_inference_graph",
+PARTS = frozenset({FX_GRAPH, "inductor_post_grad_graph", "aot_inference_graph",
                     "inductor_provenance_tracking_node_mappings", "inductor_provenance_tracking_kernel_stack_traces"})
 
 
@@ -25,7 +25,7 @@ def part(record: Record) -> str | None:
         return None
     if record.kind == "graph_dump":
         return code_of(record)
-    return record.name if record.name in _PARTS else None
+    return record.name if record.name in PARTS else None
 
 
 def code_of(record: Record) -> str | None:

@@ -1,32 +1,34 @@
 """Raw capture records of one inner compile -> a linked GraphCapture.
 
 Links are computed once here and stored as id lists in both directions, so every view (and the JSON)
-can highlight the rest without searching.
+can highlight the rest without searching. Everything here works on plain records and FX stages, so a
+compile read from a TORCH_TRACE log is assembled without importing torch; what reads a live capture's
+GraphModules (the FX stages, shape-padding ancestry, the wrapper's FX conversion) is assemble_live.py.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._torch import fx_meta, runtime, triton_ir
-from .._torch import wrapper_fx as fx_converter
-from .._torch.pattern_rewrites import Source
+from .._torch import runtime, triton_ir
+from .._torch.fx_print import frames_of
 from ..model import provenance, slots
 from ..model.kernel_ir import KernelIR, RawKernelIR
 from ..model.stages import (AutotuneRecord, FusedGroup, FxNode, FxStage, GraphCapture, Kernel, LoopIRNode, NotFused,
                             Wrapper)
 from . import feature_scan as features
 from . import cpp_wrapper_code, frames, sass, triton_meta, wrapper_code
-from .fx_stage import fx_stage, graph_modules, input_links, link_post_grad_to_fx, qualified
 from .ir_line_maps import kernel_ir
 from .memory_plan import build_timeline
 from .ownership import (enclosing_op_lines, linking_nodes, log_claims, outputs_of_calls, parts_in_place, split_origins,
                         views_to_readers)
-from .wrapper_graph import wrapper_fx
+
+if TYPE_CHECKING:  # the live capture's types (assemble_live.py): a log's compile is assembled without torch
+    from .._torch.pattern_rewrites import Source
+    from .._torch.wrapper_fx import PlannedWrapper
 
 
 @dataclass
@@ -59,7 +61,7 @@ class InnerRecord:
     timings: dict[str, float] = field(default_factory=dict)
     autotune: list[AutotuneRecord] = field(default_factory=list)
     memory: dict[str, Any] | None = None  # planned wrapper events (wrapper_ir.events) + Inductor's estimate
-    wrapper_fx: fx_converter.PlannedWrapper | None = None  # converted when g.wrapper.fx is first read
+    wrapper_fx: PlannedWrapper | None = None  # converted when g.wrapper.fx is first read
     compiled_fn: Any = None
     # a warm capture's FX graph cache lookup: Inductor's key and "hit" | "miss"; on a hit, the stored graph
     cache_lookup: tuple[str, str] | None = None
@@ -69,17 +71,10 @@ class InnerRecord:
     cudagraphs: Any = None  # pipeline.cudagraph_capture.RawCudaGraphs, with triton.cudagraphs
 
 
-def assemble(index: int, record: InnerRecord, dynamo_module: Any, forward: GraphCapture | None = None) -> GraphCapture:
-    """``forward``: for a backward graph, the forward graph of the same Dynamo graph (its saved values)."""
-    fx = fx_stage("fx", dynamo_module)  # its own copy: forward and backward link it differently
-    post_grad = fx_stage("post_grad", record.post_grad_module)
-    inputs = input_links(post_grad, fx, forward.post_grad if forward is not None else None)
-    link_post_grad_to_fx(post_grad, fx, record.post_grad_module, record.dynamo_graph_paths, inputs, record.rewrites)
-    return assemble_stages(index, record, fx, post_grad)
-
-
-def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage) -> GraphCapture:
-    """The linked GraphCapture of FX stages already built (from live modules or from a log's text)."""
+def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxStage,
+                    pad_decisions: list[dict[str, Any]] | None = None) -> GraphCapture:
+    """The linked GraphCapture of FX stages already built (from live modules or from a log's text);
+    ``pad_decisions``: the shape-padding decisions linked to this graph's post-grad nodes (a live capture's)."""
     split_origins(record.loop_ir + record.eliminated, record.lowered_by, {n.name: n for n in post_grad.nodes})
     loop_ir = [_loop_ir_node(r) for r in record.loop_ir] + [_loop_ir_node(r, eliminated=True) for r in record.eliminated]
     computes = {n.name: n.origins for n in loop_ir}
@@ -97,9 +92,6 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
         language=record.wrapper_language,
     )
     memory = build_timeline(record.memory, record.wrapper, wrapper.kernel_lines) if record.memory else None
-    if record.wrapper_fx is not None and record.wrapper_language == "python":  # the FX converter reads Python lines
-        wrapper.fx_pending = functools.partial(_wrapper_fx, record.wrapper_fx, kernels, loop_ir, memory,
-                                               record.compiled_fn)
     graph = GraphCapture(
         index=index, kind=record.kind, dynamo_graph=record.dynamo_index, fx=fx, post_grad=post_grad,
         loop_ir=loop_ir, fused=fused, kernels=kernels, wrapper=wrapper, autotune=list(record.autotune),
@@ -109,46 +101,15 @@ def assemble_stages(index: int, record: InnerRecord, fx: FxStage, post_grad: FxS
     provenance.annotate(graph)
     graph.features = features.find(
         kernels, post_grad, record.wrapper, {_split_key(key): groups for key, groups in record.combos.items()},
-        {n.name: n.origins for n in loop_ir}, _pad_decisions_of(record),
+        {n.name: n.origins for n in loop_ir}, pad_decisions or [],
     )
     return graph
 
 
-def _wrapper_fx(planned: fx_converter.PlannedWrapper, kernels: list[Kernel], loop_ir: list[LoopIRNode],
-                memory: Any, compiled_fn: Any) -> Any:
-    """g.wrapper.fx on first read: Inductor's converter run on the planned lines, with the kernels the
-    compiled wrapper loaded, linked to kernel ids."""
-    return wrapper_fx(fx_converter.convert(planned, _loaded_kernels(kernels, compiled_fn)), kernels, loop_ir, memory)
-
-
-def _loaded_kernels(kernels: list[Kernel], compiled_fn: Any) -> dict[str, Any]:
+def loaded_kernels(kernels: list[Kernel], compiled_fn: Any) -> dict[str, Any]:
     """The compiled wrapper's namespace, where its Triton kernels are bound by name ({} when none is)."""
     names = [k.name for k in kernels if k.language in ("triton", "template")]
     return runtime.wrapper_globals(compiled_fn, names) if compiled_fn is not None and names else {}
-
-
-def _pad_decisions_of(record: InnerRecord) -> list[dict[str, Any]]:
-    """The shape-padding decisions whose matmul ended up in this graph, linked to its post-grad nodes
-    (the decision names a node of the joint graph; post-grad nodes record it in ``from_node``)."""
-    if record.post_grad_module is None:
-        return []
-    made_from: dict[tuple[str, int | None], list[str]] = {}
-    own_names: set[str] = set()
-    for path, module in graph_modules(record.post_grad_module):
-        for node in module.graph.nodes:
-            if not path:
-                own_names.add(node.name)
-            for source in [(node.name, id(module.graph)), *fx_meta.origin_sources(node)]:
-                made_from.setdefault(source, []).append(qualified(path, node.name))
-    out = []
-    for decision in record.pad_decisions:
-        nodes = made_from.get((decision["node"], decision["graph_id"]), [])
-        if not nodes and decision["node"] in own_names and record.kind != "backward":
-            # a matmul left unpadded is the same node in an inference graph, with no ancestry recorded
-            nodes = [decision["node"]]
-        if nodes:  # a training step's matmul lands in the forward or the backward graph
-            out.append({**{k: v for k, v in decision.items() if k != "graph_id"}, "nodes": nodes})
-    return out
 
 
 def _loop_ir_node(raw: dict[str, Any], eliminated: bool = False) -> LoopIRNode:
@@ -235,7 +196,7 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     if not loop_ir:  # a log's kernels, in codegen order: Inductor's map alone, which over-claims inputs' nodes
         for kernel, nodes in zip(kernels, log_claims([k.post_grad_nodes for k in kernels], post_grad.nodes)):
             kernel.post_grad_nodes = nodes
-    live = _loaded_kernels(kernels, record.compiled_fn)
+    live = loaded_kernels(kernels, record.compiled_fn)
     index = _Index(loop_ir, post_grad, fx)
     wrapper_lines = record.wrapper.splitlines()
     found = [_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
@@ -393,7 +354,7 @@ def _own_traces(stack_traces: list[str], nodes: list[FxNode]) -> list[tuple[str,
     own = {tuple((file, line) for file, line, _ in node.stack) for node in nodes if node.stack}
     kept = []
     for text in stack_traces:
-        stack = frames.without_entry(fx_meta.frames_of(text))
+        stack = frames.without_entry(frames_of(text))
         lines = [(file, line) for file, line, _ in stack]
         if any(len(lines) >= len(tail) and tuple(lines[len(lines) - len(tail):]) == tail for tail in own):
             kept.append((text, stack))

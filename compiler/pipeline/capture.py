@@ -35,7 +35,8 @@ from ..model.errors import CompileError
 from ..model.stages import AutotuneRecord, GraphCapture
 from ..model.trace_log import Record
 from . import compile_errors, cpp_wrapper_code, cudagraph_capture, frames, toggles
-from .assemble import InnerRecord, assemble
+from .assemble import InnerRecord
+from .assemble_live import assemble
 from .private_entry import private_entry
 from .capture_store import CaptureStore, graph_digest, lookup_of, rebuilt_post_grad, served_graph
 from .capture_request import CaptureRequest, compilation_from_capture

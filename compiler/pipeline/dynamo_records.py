@@ -25,7 +25,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from .._torch import fx_meta, short_filenames
+from .._torch import short_filenames
+from .._torch.fx_print import frames_of
 from ..model.dynamo import (DynamoFrame, DynamoStage, FrameMetrics, GraphBreak, Guard, Recompile, ShapeGuard,
                             ShapeSymbol, UserLine)
 from ..model.trace_log import Record
@@ -389,7 +390,7 @@ def _graph_break(payload: str, compile_id: str | None) -> GraphBreak:
     explanation and hints beside it, the user stack, and whether Dynamo gave up on the whole frame."""
     user_part, _, _ = payload.partition("\nTraceback (most recent call last):")
     head, _, user_stack = user_part.partition("User code traceback:")
-    stack = fx_meta.frames_of(user_stack)
+    stack = frames_of(user_stack)
     at = _BREAK_AT.search(head)
     user_line = (at["file"], int(at["line"])) if at else ((stack[-1][0], stack[-1][1]) if stack else None)
     first, _, then = head.partition(_ANOTHER_BREAK)

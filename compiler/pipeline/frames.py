@@ -10,13 +10,12 @@ library (the user's own line, or a library model's own source), torch only when 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import site
 import sysconfig
 from functools import lru_cache
 from pathlib import Path
-
-import torch
 
 from ..model import lines
 
@@ -41,7 +40,9 @@ def _install_roots() -> tuple[tuple[str, str | None], ...]:
     packages = {paths.get("purelib"), paths.get("platlib"), *getattr(site, "getsitepackages", lambda: [])()}
     roots = [(p, None) for p in packages if p]
     roots += [(p, "python") for p in {paths.get("stdlib"), paths.get("platstdlib")} if p]
-    roots.append((str(Path(torch.__file__).parent), "torch"))
+    torch = importlib.util.find_spec("torch")  # where it is, without importing it (a log is read without torch)
+    if torch is not None and torch.origin:
+        roots.append((str(Path(torch.origin).parent), "torch"))
     normalized = {(os.path.join(os.path.normcase(os.path.realpath(p)), ""), name) for p, name in roots}
     return tuple(sorted(normalized, key=lambda r: -len(r[0])))
 

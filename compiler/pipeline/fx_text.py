@@ -18,7 +18,7 @@ import ast
 import re
 from typing import Any
 
-from .._torch import fx_meta
+from .._torch.fx_print import dtype_name
 from ..model.stages import FxNode, FxStage
 
 _CLASS_NAME = re.compile(r"^(\s*class )<[^>]*>\(", re.M)  # "class <lambda>(...)" is not Python
@@ -104,9 +104,8 @@ def _shape_dtype(annotation: Any) -> tuple[list[Any] | None, str | None]:
     match = _ANNOTATION.match(text)
     if match is None:
         return None, None
-    names = fx_meta.dtype_names()
     shape = [int(s) if s.strip().lstrip("-").isdigit() else s.strip() for s in match["shape"].split(",") if s.strip()]
-    return shape, names.get(match["dtype"], match["dtype"])
+    return shape, dtype_name(match["dtype"])
 
 
 def _dotted(node: ast.AST) -> str | None:

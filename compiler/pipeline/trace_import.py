@@ -99,7 +99,7 @@ class LogIndex:
     mtime: float
     rank: int | None = None
     torch: str | None = None
-    records: int = 0
+    records: int = 0  # records read (timer events in a row count once)
     problems: LogProblems = field(default_factory=LogProblems)
     compiles: dict[str, CompileIndex] = field(default_factory=dict)
     dynamo: DynamoRecords = field(default_factory=DynamoRecords)
@@ -153,13 +153,16 @@ def rank_timer_call(index: LogIndex) -> CompileCall | None:
 
 
 def index_log(path: Path) -> LogIndex:
-    """Stream one log and index it (payloads are read past, not kept)."""
+    """Stream one log and index it: payloads are read past (but the few the summary shows), headers' own
+    values are parsed only for the kinds the index reads, and timer events in a row are taken as one."""
     stat = path.stat()
     index = LogIndex(path=path, size=stat.st_size, mtime=stat.st_mtime)
     open_segment: Span | None = None
     aot_ids = aot_log.Ids()  # AOTInductor's records carry no compile id: they get one of their own
     with open(path, "rb") as stream:
-        for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS):
+        for record, span in read_records(stream, index.problems, wants_payload=lambda r: r.name in _SUMMARY_PAYLOADS,
+                                         wants_data=INDEX_DATA.__contains__, runs_of=INDEX_RUNS,
+                                         artifacts_kept=INDEX_DATA | _SUMMARY_PAYLOADS):
             index.records += 1
             aot_ids.assign(record)
             if index.rank is None and record.rank is not None:
@@ -183,9 +186,13 @@ def index_log(path: Path) -> LogIndex:
 
 def _note(index: LogIndex, record: Record) -> None:
     """What the index keeps of one record: its kind's entry in INDEX_NOTES, and Dynamo's records (but
-    the guard trees, the heaviest, read when a compile is built); unknown kinds are counted."""
+    the guard trees, the heaviest, read when a compile is built); unknown kinds are counted, and a
+    payload read (one the summary shows) that is not what its header's md5 says is left out."""
     if record.kind not in KNOWN_KINDS:
         index.problems.unknown[record.kind] += 1
+        return
+    if record.payload is not None and not record.payload_intact():
+        index.problems.checksum_mismatches.append(record.line)
         return
     if DynamoRecords.reads(record) and record.name != "dynamo_cpp_guards_str":
         index.dynamo.add(record)
@@ -257,6 +264,7 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
     if (stat.st_size, stat.st_mtime) != (index.size, index.mtime):
         raise TraceLoadError(f"{index.path} changed since it was loaded: load the trace again")
     records: list[Record] = []
+    damaged: list[Record] = []
     with open(index.path, "rb") as stream:
         for segment in entry.segments:
             stream.seek(segment.start)
@@ -265,11 +273,28 @@ def read_compile(index: LogIndex, compile_id: str) -> list[Record]:
                                           wants_payload=lambda r: aot_log.belongs(r, compile_id) and _wanted(r)):
                 if not aot_log.belongs(record, compile_id) or not _wanted(record):
                     continue
-                if not record.payload_intact():
-                    index.problems.checksum_mismatches.append(record.line)
-                    continue
-                records.append(record)
+                (records if record.payload_intact() else damaged).append(record)
+    _check_damage(index, compile_id, records, damaged)
     return records
+
+
+def _check_damage(index: LogIndex, compile_id: str, records: list[Record], damaged: list[Record]) -> None:
+    """Payloads that are not what their header's md5 says are left out and noted in the rank's problems;
+    when that leaves none of the compile's graphs and code, opening it fails and says why."""
+    lines = [r.line for r in damaged]
+    index.problems.checksum_mismatches += [n for n in lines if n not in index.problems.checksum_mismatches]
+    if any(_builds_graphs(r) for r in damaged) and not any(_builds_graphs(r) for r in records):
+        rank = f"rank {index.rank}, " if index.rank is not None else ""
+        raise TraceLoadError(
+            f"compile {compile_id} ({rank}{index.path}) cannot be read: {len(lines)} of its records, its graphs "
+            f"and code among them, hold a payload that is not what torch wrote (md5 mismatch at lines {lines[:5]}"
+            f"{'...' if len(lines) > 5 else ''}). The log was damaged or edited after it was written; the rank's "
+            "other compilations read as usual. Copy the log again from where the job wrote it.")
+
+
+def _builds_graphs(record: Record) -> bool:
+    """A record a compile's graphs or code are built from (its payload is the graph or the code)."""
+    return record.checksum is not None and (aot_log.code_of(record) or record.name) in AOT_COMPILE_READERS
 
 
 def _wanted(record: Record) -> bool:
@@ -369,9 +394,14 @@ AOT_COMPILE_READERS: dict[str, Callable[[_CompileParts, Record], None]] = {
     aot_log.WRAPPER: _read_aot_wrapper,
     aot_log.KERNELS: _read_aot_kernels,
 }
+INDEX_DATA = frozenset(INDEX_NOTES) | READS  # the records whose header values the index reads
 GRAPH_KINDS = frozenset(COMPILE_READERS)  # the kinds a compile is built from, beyond Dynamo's and the timers
 # every record kind this reader reads or knowingly leaves out; a record of any other kind is counted as not read
 KNOWN_KINDS = frozenset(INDEX_NOTES) | frozenset(AOT_COMPILE_READERS) | READS | SKIPPED_KINDS
+# the records the index needs only the place of, read in runs (compiler/model/trace_log.py): not those it reads
+# (nor the artifacts it reads: artifacts_kept), nor graph dumps (named in their values), nor an AOT compile's
+# parts (their compile id is the reader's), nor kinds no table knows (counted)
+INDEX_RUNS = KNOWN_KINDS - INDEX_DATA - {"graph_dump"} - aot_log.PARTS
 
 
 def compilation_from_log(index: LogIndex, compile_id: str) -> Compilation:

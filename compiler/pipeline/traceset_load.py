@@ -10,11 +10,10 @@ from ..model.errors import TraceLoadError
 from ..model.formatting import where
 from ..model.compile_time import CompileTimeReport
 from ..model.compile_time_build import build as build_compile_time
-from ..model.traceset import CompileSummary, RankSummary, RankTrace, TraceSet, divergence
+from ..model.traceset import CompileSummary, OpenedCompilations, RankSummary, RankTrace, TraceSet, divergence
 from ..model.watch import WatchReport
 from . import aot_log
 from .trace_import import LogIndex, compilation_from_log, find_logs, index_log, rank_in_name, rank_timer_call
-from .watch_log import watch_of_log
 
 
 def _summarize(index: LogIndex, rank: str) -> RankSummary:
@@ -51,6 +50,7 @@ def load_trace(path: str | Path) -> TraceSet:
         raise TraceLoadError(f"{path} holds no TORCH_TRACE records: {', '.join(log.name for log in logs[:5])} "
                              "do not look like logs torch writes under TORCH_TRACE=dir")
     ranks: dict[str, RankTrace] = {}
+    opened = OpenedCompilations()  # the compilations read so far, kept as long as they are used
     problems: list[str] = []
     unranked = 0
     for index in indexes:
@@ -66,7 +66,7 @@ def load_trace(path: str | Path) -> TraceSet:
             problems.append(f"more than one log for rank {rank} (a directory shared by several runs?): "
                             f"{index.path.name} is kept as rank {key!r}")
         ranks[key] = RankTrace(_summarize(index, key), index, compilation_from_log, rank_compile_time,
-                               watch_of=rank_watch)
+                               watch_of=rank_watch, opened=opened)
     versions = {r.summary.torch for r in ranks.values() if r.summary.torch}
     if len(versions) > 1:
         problems.append(f"the ranks ran different torch versions: {sorted(versions)}")
@@ -75,7 +75,10 @@ def load_trace(path: str | Path) -> TraceSet:
 
 
 def rank_watch(index: LogIndex) -> WatchReport:
-    """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for."""
+    """One rank's watch report (``ts[rank].watch()``), read from its log when first asked for (the watch
+    module imports torch, which reading a log otherwise never does)."""
+    from .watch_log import watch_of_log
+
     return watch_of_log(index.path, index)
 
 

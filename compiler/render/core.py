@@ -297,8 +297,8 @@ def html_summary(c: Compilation) -> str:
     head = table_html(["function", "device", "torch", "toggles", "total time"],
                   [[c.function, c.device_name, c.torch, str(c.toggles or "none"), f"{c.timings.get('total', 0):.2f}s"]])
     graphs = table_html(["graph", "kind", "FX nodes", "post-grad nodes", "loop-IR nodes", "fused groups", "kernels"],
-                    [[g.id, g.kind, len(g.fx.nodes), len(g.post_grad.nodes), len(g.loop_ir), len(g.fused), len(g.kernels)]
-                     for g in c.graphs])
+                    [[g.id, g.kind, *(n[stage] for stage in ("fx", "post_grad", "loop_ir", "fused", "kernels"))]
+                     for g, n in ((g, g.counts()) for g in c.graphs)])
     return head + graphs
 
 

@@ -102,13 +102,13 @@ def test_reading_the_wrapper_as_fx_reloads_no_kernel_from_the_compile_workers():
     path depends on Inductor's caches, so each kernel is put through those two steps here. Reading
     g.wrapper.fx then registers them by the hash Triton computed and reloads none of them (a reload each
     was most of a process's first conversion), and every launch is still linked to its kernel."""
-    from compiler.pipeline.assemble import _loaded_kernels
+    from compiler.pipeline.assemble import loaded_kernels
 
     torch.manual_seed(0)
     model = workloads.TransformerBlock(dim=384, heads=6).cuda().eval().requires_grad_(False)
     c = explorer.compile(model, torch.randn(4, 128, 384, device="cuda"), cache=False)
     g = c.graphs[0]
-    namespace = _loaded_kernels(g.kernels, g.compiled_fn)
+    namespace = loaded_kernels(g.kernels, g.compiled_fn)
     names = {k.name for k in g.kernels if k.language in ("triton", "template")}
     assert names and names <= set(namespace), names - set(namespace)
     reloads, saved = [], {}

@@ -20,7 +20,7 @@ from tests.paths import FIXTURES
 GROUP = "op1_op2_op3_op4"
 
 
-def _what_if() -> WhatIf:
+def unfused_softmax() -> WhatIf:
     """softmax_like unfused: one kernel before, two after (the second moves the sum's result again)."""
     edit = UnfuseEdit(0, (("op0",), ("op1",)), (frozenset(), frozenset()), frozenset(), f"unfusing {GROUP} (sum, div)",
                       "Its nodes may still fuse with nodes outside the group.")
@@ -34,7 +34,7 @@ def _what_if() -> WhatIf:
 
 
 def test_payload_pairs_kernels_and_keeps_the_verdict():
-    payload = what_if_payload(_what_if(), GROUP)
+    payload = what_if_payload(unfused_softmax(), GROUP)
     assert payload["group"] == GROUP and payload["graph"] == "g0" and not payload["measured"]
     assert payload["verdict"].startswith(f"unfusing {GROUP} (sum, div) costs 1.0 KiB more traffic")
     assert "(1 -> 2 kernels)" in payload["verdict"]
@@ -66,7 +66,7 @@ def test_unfuse_message_round_trip(sample, monkeypatch):
 
     def what_if(group, graph, measure):
         asked.append((group, graph, measure))
-        return _what_if()
+        return unfused_softmax()
 
     widget = ExplorerWidget(sample, stage="fused", what_if=what_if)
     assert widget.what_if_ready
@@ -91,7 +91,7 @@ def test_a_trace_without_its_compilation_offers_no_unfuse(sample, monkeypatch):
     widget = ExplorerWidget(sample)
     assert not widget.what_if_ready
     assert "live compilation" in _ask(widget, monkeypatch, GROUP)["error"]
-    widget.show_payload(sample, what_if=lambda group, graph, measure: _what_if())
+    widget.show_payload(sample, what_if=lambda group, graph, measure: unfused_softmax())
     assert widget.what_if_ready
 
 
