@@ -1,8 +1,9 @@
 """Real models nobody here wrote, compiled and checked: outputs, provenance, save/load.
 
 Every model is built from a config or a constructor (random weights, nothing downloaded): Hugging Face
-GPT-2, BERT, Llama, T5, Qwen2 and ViT, torchvision's resnet18 and mobilenet_v3_small, two training steps, dynamic
-shapes, a graph break, and the higher-order ops (``torch.cond``, ``while_loop``, a
+GPT-2, BERT, Llama, T5, Qwen2, ViT and Mixtral (a mixture of experts), torchvision's resnet18 and
+mobilenet_v3_small, two training steps, an AdamW step updating parameters in place, dynamic shapes, a graph
+break, and the higher-order ops (``torch.cond``, ``while_loop``, a
 ``nested_compile_region`` called twice, activation checkpointing). For each it prints whether the
 compiled outputs match eager, how many kernels are linked to nodes and source lines or explained by
 a ``provenance_note`` out of all kernels, how many post-grad nodes several kernels list for a stated
@@ -100,6 +101,16 @@ def qwen2() -> Case:
     return Case(Qwen2ForCausalLM(config).eval(), (_ids(500),))
 
 
+def mixtral() -> Case:
+    """A mixture of experts (Mixtral): a router picks two of four expert MLPs per token."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    config = MixtralConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                           intermediate_size=128, vocab_size=500, max_position_embeddings=64, num_local_experts=4,
+                           num_experts_per_tok=2, use_cache=False)
+    return Case(MixtralForCausalLM(config).eval(), (_ids(500),))
+
+
 def vit() -> Case:
     """A vision transformer: a convolution cuts patches, then attention blocks."""
     from transformers import ViTConfig, ViTModel
@@ -148,6 +159,29 @@ def bert_training_step() -> Case:
         return model(input_ids=input_ids, labels=labels).loss
 
     return Case(loss, (_ids(500), torch.tensor([0, 2])), backward=True)
+
+
+def adamw_step() -> Case:
+    """An optimizer step updating parameters in place: torch.optim's AdamW on a two-layer MLP's parameters,
+    its moments and step counts (given as inputs, so that eager and compiled start from the same state)."""
+    from torch.optim.adamw import adamw
+
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
+    shapes = [p.shape for p in mlp.parameters()]
+    count = len(shapes)
+
+    def step(*tensors: torch.Tensor) -> list[torch.Tensor]:
+        params, grads, means, squares, steps = (list(tensors[i:i + count]) for i in range(0, 5 * count, count))
+        adamw(params, grads, means, squares, [], steps, foreach=False, capturable=False, differentiable=False,
+              fused=None, grad_scale=None, found_inf=None, has_complex=False, amsgrad=False, beta1=0.9, beta2=0.999,
+              lr=1e-2, weight_decay=0.01, eps=1e-8, maximize=False)
+        return params
+
+    state = [[p.detach().clone() for p in mlp.parameters()], [torch.randn(s) for s in shapes],
+             [torch.randn(s) * 0.1 for s in shapes], [torch.rand(s) * 0.1 for s in shapes],
+             [torch.tensor(2.0, device="cpu") for _ in shapes]]  # where torch.optim keeps a step count
+    return Case(step, tuple(t for part in state for t in part))
 
 
 def gpt2_dynamic() -> Case:
@@ -250,10 +284,12 @@ MODELS: dict[str, Callable[[], Case]] = {
     "t5": t5,
     "qwen2": qwen2,
     "vit": vit,
+    "mixtral": mixtral,
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
     "bert_training_step": bert_training_step,
     "gpt2_training_step": gpt2_training_step,
+    "adamw_step": adamw_step,
     "gpt2_dynamic": gpt2_dynamic,
     "gpt2_graph_break": gpt2_greedy_step,
     "conv_bn_relu_train": conv_bn_relu_train,

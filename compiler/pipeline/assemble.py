@@ -23,7 +23,7 @@ from . import feature_scan as features
 from . import cpp_wrapper_code, frames, sass, triton_meta, wrapper_code
 from .ir_line_maps import kernel_ir
 from .memory_plan import build_timeline
-from .ownership import (enclosing_op_lines, linking_nodes, log_claims, parts_in_place, split_origins,
+from .ownership import (enclosing_op_lines, linking_nodes, log_claims, outputs_of_calls, parts_in_place, split_origins,
                         views_to_readers)
 
 if TYPE_CHECKING:  # the live capture's types (assemble_live.py): a log's compile is assembled without torch
@@ -199,13 +199,19 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
     live = loaded_kernels(kernels, record.compiled_fn)
     index = _Index(loop_ir, post_grad, fx)
     wrapper_lines = record.wrapper.splitlines()
-    members = [_attach_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
+    found = [_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
+    members = [_attach_members(kernel, mine, outputs, bool(scheduled.get(kernel.id)))
+               for kernel, mine, outputs in zip(kernels, found, outputs_of_calls(found, loop_ir))]
     for kernel, parts in zip(kernels, parts_in_place(members, loop_ir)):
         kernel.post_grad_nodes += [n for n in parts if n not in kernel.post_grad_nodes]
     if loop_ir:  # a log's kernels had the views moved with the rest of its claims
         partial = {r["name"]: set(r.get("partial", ())) for r in record.loop_ir}
         in_part = [_in_part(mine, partial) for mine in members]
-        for kernel, nodes in zip(kernels, views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part)):
+        in_kernels = {n.name for mine in members for n in mine}  # a cond's outputs are written by no kernel
+        index.written = {v for r in record.loop_ir if r["name"] in in_kernels for v in r.get("holds", ())
+                         if v in r["origins"] and v in index.post_grad and provenance.is_view(index.post_grad[v])}
+        placed = views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part, index.written)
+        for kernel, nodes in zip(kernels, placed):
             kernel.post_grad_nodes = nodes
     for kernel, mine in zip(kernels, members):
         _attach_links(kernel, record, index, mine)
@@ -280,6 +286,7 @@ class _Index:
         self.post_grad = {n.name: n for n in post_grad.nodes}
         self.fx = {n.name: n for n in fx.nodes}
         self.outer_lines = enclosing_op_lines(self.post_grad)  # subgraph -> lines of the ops that run it
+        self.written: set[str] = set()  # views a kernel writes out into a buffer of its own (ownership rule 3)
 
     def named_in_order(self, names: list[str]) -> list[LoopIRNode]:
         """The loop-IR nodes called one of ``names``, in the graph's order."""
@@ -304,15 +311,17 @@ def _members(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list
     return [n for n in candidates if record.node_lines.get(n.name, set()) & source_lines] or candidates
 
 
-def _attach_members(kernel: Kernel, record: InnerRecord, index: _Index, scheduled: list[str]) -> list[LoopIRNode]:
-    """The loop-IR nodes a kernel implements, its group, and the post-grad nodes they compute (ownership
-    rules 1-2); returns the members."""
-    members = _members(kernel, record, index, scheduled)
-    kernel.loop_ir = [n.name for n in members]
+def _attach_members(kernel: Kernel, members: list[LoopIRNode], outputs: list[LoopIRNode],
+                    scheduled: bool) -> list[LoopIRNode]:
+    """The loop-IR nodes a kernel implements (``members``, and the ``outputs`` of the call it makes), its
+    group, and the post-grad nodes they compute (ownership rules 1-2); returns the loop-IR nodes."""
     first = next((n.group for n in members if n.group), None)  # the group of the first call
     kernel.group = first
     if scheduled or not kernel.post_grad_nodes:  # members' origins carry subgraph-qualified names
         kernel.post_grad_nodes = list(dict.fromkeys(o for n in members for o in n.origins)) or kernel.post_grad_nodes
+    kernel.post_grad_nodes += [o for n in outputs for o in n.origins if o not in kernel.post_grad_nodes]
+    members = members + outputs
+    kernel.loop_ir = [n.name for n in members]
     return members
 
 
@@ -327,9 +336,9 @@ def _attach_links(kernel: Kernel, record: InnerRecord, index: _Index, members: l
     if kernel.language != "extern":
         kernel.line_nodes = _line_nodes(kernel, members, record.node_lines)
     by_name, fx_by_name = index.post_grad, index.fx
-    pg_nodes = linking_nodes([by_name[name] for name in kernel.post_grad_nodes if name in by_name], by_name, fx_by_name)
-    pg_nodes.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
-    kernel.fx_nodes = list(dict.fromkeys(f for node in pg_nodes for f in node.fx))
+    mine = [by_name[name] for name in kernel.post_grad_nodes if name in by_name]
+    mine.sort(key=lambda node: node.subgraph is None)  # a branch's own nodes before the op that runs it
+    pg_nodes, kernel.fx_nodes = linking_nodes(mine, by_name, fx_by_name, index.written)
     nodes = pg_nodes + [fx_by_name[name] for name in kernel.fx_nodes if name in fx_by_name]
     traces = _own_traces(kernel.meta.get("stack_traces", []), nodes)
     outer = set().union(*(index.outer_lines.get(n.subgraph, set()) for n in pg_nodes if n.subgraph))

@@ -1,9 +1,9 @@
 """Whose code a source frame is: the user's, an installed library's, or the explorer's own entry.
 
 Dynamo records the Python stack that produced every FX node. For a model passed as a module the stack
-starts in the explorer's entry wrapper (``capture.py``, or ``export_capture.py``'s module around an
-exported function), which calls the model: that frame is never shown. Frames in installed packages
-(torch, transformers, ...) are library frames. A node's line (``FxNode.user_line``) is its line at the
+starts in the explorer's entry wrapper (``private_entry.py``'s function calling the model, ``capture.py``,
+or ``export_capture.py``'s module around an exported function): that frame is never shown. Frames in
+installed packages (torch, transformers, ...) are library frames. A node's line (``FxNode.user_line``) is its line at the
 ``"source"`` depth of compiler/model/lines.py: the innermost frame that is neither torch nor the standard
 library (the user's own line, or a library model's own source), torch only when nothing else is there.
 """
@@ -22,7 +22,7 @@ from ..model import lines
 Frame = tuple[str, int, str]  # (file, line, function)
 
 ENTRY_FILES = tuple(os.path.normcase(str(Path(__file__).with_name(name)))
-                    for name in ("capture.py", "export_capture.py"))
+                    for name in ("capture.py", "export_capture.py", "private_entry.py"))
 USER, LIBRARY, TORCH = 0, 1, 2  # frame kinds, most specific first
 
 

@@ -98,25 +98,33 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
     Graph inputs link as ``inputs`` says (see ``input_links``). Other nodes, in order of trust: the
     ``from_node`` ancestry in meta, resolved by graph id (so ``sin`` inside a cond branch is the
     branch's ``sin``), with the ancestry of the nodes a pattern rewrite erased to make it (``rewrites``:
-    the ``mm`` of an ``addmm``, ownership rule 4); the same name in the Dynamo graph; the FX nodes on the
-    same user line (backward graphs record little ancestry); and last, for nodes with no trace of their
-    own (the ``copy_`` that writes a mutated input back), the FX nodes of their inputs. An FX call that
-    common-subexpression elimination merged into an identical one links to what its twin made, and a
-    factory (``torch.arange``) a decomposition folded into its users' nodes to what they made.
+    the ``mm`` of an ``addmm``, ownership rule 4); the same name in the Dynamo graph; the FX nodes traced
+    on the same stack, else on the same user line (backward graphs record little ancestry, nor do the
+    nodes a loss's decomposition makes); and last, for nodes with no trace of their own, the FX nodes of
+    their inputs. The ``copy_`` that functionalization adds to write a mutated input
+    back has a stack trace but no ancestry: it links through the value it writes first, since neither its
+    name nor its line tells one input's write-back from another's (every ``p.copy_(...)`` of a loop over
+    parameters is on one line). An FX call that common-subexpression elimination merged into an identical
+    one links to what its twin made, and a factory (``torch.arange``) a decomposition folded into its
+    users' nodes to what they made.
     """
     if post_gm is None:
         return
     fx_names = {n.name: n for n in fx.nodes if n.op not in ("placeholder", "output", "get_attr")}
     fx_inputs = {n.name: n for n in fx.nodes if n.op == "placeholder"}
     on_line: dict[Any, list[FxNode]] = {}
+    on_stack: dict[tuple[tuple[str, int], ...], list[FxNode]] = {}
     for n in fx_names.values():
         on_line.setdefault(n.user_line, []).append(n)
+        if n.stack:
+            on_stack.setdefault(_place(n), []).append(n)
 
     @functools.cache  # a backward graph has many nodes per (line, module instance): 1,920 calls at 24 layers
-    def same_instance(line: Any, module: str | None) -> list[str]:
-        return _same_instance(on_line.get(line, []), module)
+    def same_instance(line: Any, place: tuple[tuple[str, int], ...], module: str | None) -> list[str]:
+        return _same_instance(on_stack.get(place) or on_line.get(line, []), module)
 
     by_name = {n.name: n for n in post_grad.nodes}
+    write_backs: dict[str, Callable[[], list[str]]] = {}  # linked through their inputs first, else as the rest
     for path, module in graph_modules(post_gm):
         for node in module.graph.nodes:
             record = by_name.get(qualified(path, node.name))
@@ -125,12 +133,16 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
             if node.op == "placeholder" and not path:
                 record.fx = [name for name in inputs.get(record.name, []) if name in fx_names or name in fx_inputs]
                 continue
-            record.fx = _origins(node, record, path, fx_names, graph_paths, same_instance, rewrites or {})
+            link = functools.partial(_origins, node, record, path, fx_names, graph_paths, same_instance, rewrites or {})
+            if _writes_back(node) and not fx_meta.origin_sources(node):
+                write_backs[record.name] = link
+                continue
+            record.fx = link()
     for record in post_grad.nodes:  # in graph order, so chains of trace-less nodes inherit too
         if not record.fx and record.op == "call_function":
             record.fx = [f for name in record.inputs if name in by_name and by_name[name].op != "placeholder"
                          for f in by_name[name].fx]
-            record.fx = list(dict.fromkeys(record.fx))
+            record.fx = list(dict.fromkeys(record.fx)) or (write_backs[record.name]() if record.name in write_backs else [])
     every = {**fx_names, **fx_inputs}
     for record in post_grad.nodes:
         if record.module is None and record.fx:
@@ -142,6 +154,12 @@ def link_post_grad_to_fx(post_grad: FxStage, fx: FxStage, post_gm: torch.fx.Grap
         _link(every[name], [by_name[p] for p in every[twin].post_grad if p in by_name])
     for name, users in _folded_factories(fx).items():  # a factory folded into its users' nodes goes with them
         _link(every[name], [by_name[p] for user in users for p in every[user].post_grad if p in by_name])
+
+
+def _writes_back(node: torch.fx.Node) -> bool:
+    """A ``copy_`` into an input of the graph: functionalization's write-back of a mutated input."""
+    return (node.op == "call_function" and getattr(node.target, "__name__", "").startswith("copy_")
+            and bool(node.args) and isinstance(node.args[0], torch.fx.Node) and node.args[0].op == "placeholder")
 
 
 def _link(fx_node: FxNode, post_grad_nodes: list[FxNode]) -> None:
@@ -175,10 +193,12 @@ def _folded_factories(fx: FxStage) -> dict[str, list[str]]:
 def _merged_calls(fx: FxStage) -> dict[str, str]:
     """FX call -> the identical call (same target, arguments and keyword arguments) it was merged into by
     common-subexpression elimination: it made no post-grad node of its own, its twin did (ownership rule 4).
+    A call whose value nothing uses made nothing either, but because it was dead code: it is no twin's.
     Read from the live Dynamo graph, whose arguments compare exactly; empty for a log's graph."""
     if fx.module is None:
         return {}
     records = {n.name: n for n in fx.nodes}
+    live = _live(fx)
     first: dict[Any, str] = {}
     out = {}
     for path, module in graph_modules(fx.module):
@@ -193,9 +213,37 @@ def _merged_calls(fx: FxStage) -> dict[str, str]:
             name = qualified(path, node.name)
             twin = first.setdefault(key, name)
             record = records.get(name)
-            if twin != name and record is not None and not record.post_grad and records[twin].post_grad:
+            if (twin != name and record is not None and not record.post_grad and records[twin].post_grad
+                    and name in live):
                 out[name] = twin
     return out
+
+
+def _live(fx: FxStage) -> set[str]:
+    """The FX nodes whose values reach a graph's output or an in-place call (``p.add_(...)``, ``t.copy_(...)``):
+    the rest is dead code, which made no post-grad node."""
+    records = {n.name: n for n in fx.nodes}
+    stack = [n.name for n in fx.nodes if n.op == "output" or _in_place(n.target)]
+    live: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in live or name not in records:
+            continue
+        live.add(name)
+        stack.extend(records[name].inputs)
+    return live
+
+
+_IN_PLACE_OPERATORS = frozenset({"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+                                 "ilshift", "irshift", "imatmul"})
+
+
+def _in_place(target: str) -> bool:
+    """``add_``, ``torch.Tensor.copy_``, ``operator.iadd`` (``x += 1``): a call that writes its first argument."""
+    module, _, name = target.rpartition(".")
+    if module in ("operator", "_operator"):
+        return name in _IN_PLACE_OPERATORS
+    return name.endswith("_") and not name.endswith("__")
 
 
 def _plain(value: Any) -> Any:
@@ -210,7 +258,7 @@ def _plain(value: Any) -> Any:
 
 
 def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str, FxNode],
-             graph_paths: dict[int, str], same_instance: Callable[[Any, str | None], list[str]],
+             graph_paths: dict[int, str], same_instance: Callable[[Any, Any, str | None], list[str]],
              rewrites: dict[Source, list[Source]]) -> list[str]:
     sources = fx_meta.origin_sources(node)
     if rewrites:
@@ -222,8 +270,14 @@ def _origins(node: torch.fx.Node, record: FxNode, path: str, fx_names: dict[str,
     if not origins and qualified(path, node.name) in fx_names and record.user_line == fx_names[record.name].user_line:
         origins = [record.name]
     if not origins and record.user_line is not None:
-        origins = same_instance(record.user_line, record.module)
+        origins = same_instance(record.user_line, _place(record), record.module)
     return list(dict.fromkeys(origins))
+
+
+def _place(node: FxNode) -> tuple[tuple[str, int], ...]:
+    """Where a node was traced: every frame of its stack, so that two calls of a library function from
+    different lines of the user's code (the same innermost line) are two places."""
+    return tuple((file, line) for file, line, _ in node.stack)
 
 
 def _erased_for(sources: list[Source], rewrites: dict[Source, list[Source]]) -> list[Source]:

@@ -7,28 +7,36 @@ scatter's copy of its input claims the sine it scatters, a mask kernel claims th
 the attention reads, and a branch's kernel claims the ``cond``. What a kernel computes is decided
 instead from what it reads and writes:
 
-1. **A node computes only what it can.** A loop-IR node computes an origin Inductor lists for it when
-   that origin is of its own (sub)graph, is not held by a buffer it reads (the buffer's producer
-   computed it), and every input of that origin is available to it: computed by the node itself, held
-   by a buffer it reads, a graph input it reads, a constant, or a view of one of those. The FX node
-   whose lowering made the node is always computed by it (the stages of one op, a split reduction's
-   passes or a fallback's copy and scatter, read each other and all compute that op); when its inputs
-   are not all available the node computes that op *in part* (a scatter's copy of its input). An
-   extern call (a matmul, an attention, a fallback) computes that op alone: its inputs are realized
+1. **A node computes only what it can, and only what its output is made of.** A loop-IR node computes an
+   origin Inductor lists for it when that origin is of its own (sub)graph, is not held by a buffer it
+   reads, and every input of that origin is available to it: computed by the node itself, held by a
+   buffer it reads, a graph input it reads, a constant, or a view of one of those. Of those, it computes
+   the ones its output (the node its buffer holds, or the creator's input it realizes) is made of:
+   Inductor gives every buffer one lowering makes the origins of all the lowering's inputs, so an
+   attention's realized query lists the mask's ``iota``. A value is held by a buffer that holds it, not
+   by one whose producer computed it on the way: a node inlined into several kernels is each one's. The
+   FX node whose lowering made the node is always computed by it (the stages of one op, a split
+   reduction's passes or a fallback's copy and scatter, read each other and all compute that op); when
+   its inputs are not all available the node computes that op *in part* (a scatter's copy of its input).
+   An extern call (a matmul, an attention, a fallback) computes that op alone: its inputs are realized
    buffers, nothing of its producers is inlined into it.
-2. **A kernel computes what its loop-IR nodes compute**, and a ``cat`` whose parts it writes in place
-   (Inductor writes each input straight into a slice of the output; the ``cat`` has no code of its own).
+2. **A kernel computes what its loop-IR nodes compute**, a ``cat`` whose parts it writes in place
+   (Inductor writes each input straight into a slice of the output; the ``cat`` has no code of its own),
+   and the outputs of the extern call it makes (``buf7 = buf6[0]``: the ``getitem`` each holds).
 3. **Views belong to the kernels that read them.** A view (``permute``, ``split``, ``getitem``...)
    computes nothing: it is listed by every kernel that computes a node reading it, directly or through
    other views, and by no other; a view no kernel reads stays where Inductor listed it, and a kernel that
-   lists nothing but views runs them (an extern call of ``slice``) and keeps them. A view brings
-   its FX node and line only when that FX node is a view too (``x.view(...)``): ``getitem`` of a sort
-   does not make its reader own the sort.
+   lists nothing but views runs them (an extern call of ``slice``) and keeps them. A view a kernel
+   writes out (a mask's ``expand`` an attention takes dense) is that kernel's, and a view an FX call made
+   together with the node it aliases (the reshape ``x @ w`` ends with) goes with the kernel computing that
+   node. A view a reader lists brings the FX nodes that are views too (``x.view(...)``) or that the
+   reader computes, never a call another kernel computes.
 4. **A rewritten node belongs to what replaced it.** A node that a pattern rewrite replaced (``mm`` +
    ``add`` -> ``addmm``, an attention pattern, cat/split folding) brings its FX nodes and lines to the
    node the rewrite made; a call that common-subexpression elimination merged into an identical one
-   goes with that one, and a factory folded into its users' nodes (``arange(16) + 0`` made one
-   ``iota``) with them (``fx_stage.link_post_grad_to_fx``): so to the kernel computing it.
+   goes with that one (a dead call is nobody's twin), a factory folded into its users' nodes
+   (``arange(16) + 0`` made one ``iota``) with them, and a mutated input's write-back with the value it
+   writes (``fx_stage.link_post_grad_to_fx``): so to the kernel computing it.
 5. **A kernel's lines are where its nodes were written.** Each node's own line, then the lines that
    called it, except the line of a higher-order op enclosing it: ``torch.cond(...)`` is the op's line,
    computed by no kernel.
@@ -42,7 +50,7 @@ claimant, each node then goes to the first kernel in codegen order that lists it
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model.provenance import is_view
 from ..model.stages import FxNode, LoopIRNode
@@ -57,37 +65,119 @@ def buffer_name(dep: str) -> str:
 
 
 def split_origins(records: list[dict[str, Any]], lowered_by: dict[str, str], post_grad: dict[str, FxNode]) -> None:
-    """Set each raw loop-IR record's ``origins`` to the post-grad nodes it computes (rule 1) and
-    ``inherited`` to the rest of Inductor's list. ``lowered_by``: operation -> the post-grad node whose
-    lowering made it; ``post_grad``: the post-grad nodes by name."""
+    """Set each raw loop-IR record's ``origins`` to the post-grad nodes it computes (rule 1), ``inherited``
+    to the rest of Inductor's list and ``holds`` to the values its buffers hold, where known.
+    ``lowered_by``: operation -> the post-grad node whose lowering made it; ``post_grad``: the post-grad
+    nodes by name."""
     listed = {record["name"]: list(record["origins"]) for record in records}
     producer = {buffer: record["name"] for record in records for buffer in record["buffers"]}
     held = {buffer: node for record in records for buffer, node in record.get("buffer_nodes", {}).items()}
+    holds: dict[str, set[str]] = {}  # loop-IR node -> the values its buffers may hold
     copied: dict[str, set[str]] = {}  # a node computing its op in part (a copy of an input) -> the values it read
     inputs: dict[str | None, list[str]] = {}  # (sub)graph -> its inputs
     for node in post_grad.values():
         if node.op == "placeholder":
             inputs.setdefault(node.subgraph, []).append(node.name)
     for record in records:  # in the scheduler's order: a buffer's producer is settled before its readers
-        origins = listed[record["name"]]
+        name = record["name"]
+        origins = listed[name]
         subgraph = record.get("subgraph")
         inside = [o for o in origins if _subgraph(o, post_grad) == subgraph] or origins
-        creator = lowered_by.get(record["name"])
+        creator = lowered_by.get(name)
         buffers = {buffer_name(dep) for dep in record["reads"]}
-        sources = {producer[b] for b in buffers if b in producer and producer[b] != record["name"]}
-        held_by_sources = {o for source in sources for o in listed[source]}
-        candidates = [o for o in inside if o not in held_by_sources or o == creator]
-        if record.get("kind") == "extern" and creator in candidates:
-            candidates = [creator]  # an extern call computes its op on realized inputs, nothing inlined
+        extern = record.get("kind") == "extern"
         values = _values_read(buffers, producer, held, listed, inputs.get(subgraph, []))
         values |= {v for b in buffers if producer.get(b) in copied for v in copied[producer[b]]}
+        outputs = [] if extern else _output_values(record, inside, creator, held, values, post_grad)
+        if outputs:  # what it reads is known value by value: it computes what its output needs of the rest
+            read = _held_values(buffers - set(record["buffers"]), producer, held, holds, listed)
+            candidates = [o for o in inside if o not in read or o == creator]
+        else:  # the buffers it reads hold whatever their producers compute
+            read = set()
+            held_by_sources = {o for b in buffers if producer.get(b, name) != name for o in listed[producer[b]]}
+            candidates = [o for o in inside if o not in held_by_sources or o == creator]
+        if extern and creator in candidates:
+            candidates = [creator]  # an extern call computes its op on realized inputs, nothing inlined
         computed, partial = _computable(candidates, creator, values, post_grad)
+        if any(o in computed for o in outputs):
+            computed = _feeding(outputs, computed, creator, read, post_grad)
+        own = [held[b] for b in record["buffers"] if b in held]
+        if extern:  # one output of a multi-output call, written by the call into a buffer of its own
+            computed += [v for v in own if v in post_grad and is_view(post_grad[v]) and v not in computed]
         record["origins"] = computed
         record["partial"] = partial
         if partial:
-            copied[record["name"]] = values
+            copied[name] = values
         record["inherited"] = [o for o in origins if o not in computed]
-        listed[record["name"]] = computed  # what its readers find in its buffers
+        mine = set(own) | {o for o in outputs if o in computed} | ({creator} & set(computed))
+        record["holds"] = sorted(mine - {creator}) if outputs or own else []
+        holds[name] = mine if outputs or own else set(computed)
+        listed[name] = computed  # what its readers find in its buffers
+
+
+def _output_values(record: dict[str, Any], inside: list[str], creator: str | None, held: dict[str, str],
+                   values: set[str], post_grad: dict[str, FxNode]) -> list[str]:
+    """The post-grad nodes whose values a loop-IR node writes, among those Inductor lists for it: the node
+    its buffer holds (Inductor's ``origin_node``), else, for an input a lowering realized (the query of an
+    attention, the mask, the input of a fallback), the creator's input it is, seen through views (the
+    ``expand`` of a mask a node writes out is its output, not the ``where`` under it). Of several such
+    inputs, those made from the ``values`` it reads. Empty when unknown."""
+    own = [held[b] for b in record["buffers"] if held.get(b) in inside]
+    if own or creator not in post_grad:
+        return own
+    found = []
+    for name in post_grad[creator].inputs:
+        while name in post_grad and name not in inside and is_view(post_grad[name]) and post_grad[name].inputs:
+            name = post_grad[name].inputs[0]
+        if name in inside and name != creator and name not in found:
+            found.append(name)
+    fed = [name for name in found if _made_from(name, values, set(inside), post_grad)]
+    return fed or found
+
+
+def _made_from(name: str, values: set[str], inside: set[str], post_grad: dict[str, FxNode]) -> bool:
+    """Whether ``name`` is made, through nodes of ``inside`` and views, from one of ``values``."""
+    made_of = _walk_back([name], lambda i: i in inside or is_view(post_grad[i]), post_grad)
+    return any(i in values for n in made_of for i in post_grad[n].inputs)
+
+
+def _walk_back(starts: list[str], through: Callable[[str], bool], post_grad: dict[str, FxNode]) -> set[str]:
+    """``starts`` and the nodes reached from them walking back through the inputs ``through`` lets pass."""
+    seen: set[str] = set()
+    stack = list(starts)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in post_grad:
+            continue
+        seen.add(name)
+        stack += [i for i in post_grad[name].inputs if i in post_grad and through(i)]
+    return seen
+
+
+def _held_values(buffers: set[str], producer: dict[str, str], held: dict[str, str], holds: dict[str, set[str]],
+                 listed: dict[str, list[str]]) -> set[str]:
+    """The post-grad nodes whose values the buffers a node reads hold: each buffer's own node where
+    Inductor recorded it, else what its producer holds (everything it computes where that is unknown)."""
+    out: set[str] = set()
+    for buffer in buffers:
+        if buffer in held:
+            out.add(held[buffer])
+        elif buffer in producer:
+            out |= holds.get(producer[buffer], set(listed[producer[buffer]]))
+    return out
+
+
+def _feeding(outputs: list[str], computed: list[str], creator: str | None, read: set[str],
+             post_grad: dict[str, FxNode]) -> list[str]:
+    """Of ``computed``, the creator and the nodes a node's ``outputs`` are made of, found walking back from
+    them through its own nodes and views, up to the values it reads (``read``): Inductor gives every buffer
+    one lowering makes the origins of all its inputs, so the query an attention realizes lists the mask's
+    ``iota`` and ``le``, which only the mask's node computes (each recomputes what its output needs: an
+    op inlined into several kernels is computed by each)."""
+    mine = set(computed)
+    seen = _walk_back([o for o in outputs if o in mine],
+                      lambda i: i not in read and (i in mine or is_view(post_grad[i])), post_grad)
+    return [o for o in computed if o in seen or o == creator]
 
 
 def _subgraph(name: str, post_grad: dict[str, FxNode]) -> str | None:
@@ -182,53 +272,115 @@ def parts_in_place(members: list[list[LoopIRNode]], loop_ir: list[LoopIRNode]) -
     return out
 
 
+def outputs_of_calls(members: list[list[LoopIRNode]], loop_ir: list[LoopIRNode]) -> list[list[LoopIRNode]]:
+    """Per kernel, the loop-IR nodes that pick the outputs of the extern call it makes: a call returning
+    several tensors (an attention, a sort) or an alias of its result is followed by nodes of no kernel of
+    their own (``buf7 = buf6[0]`` in the wrapper), each reading only the call's buffer and holding one
+    output (the ``getitem``). Control flow (``cond``) is no kernel's call: its outputs stay no kernel's.
+    ``members``: each kernel's loop-IR nodes."""
+    owner = {node.name: k for k, mine in enumerate(members) for node in mine}
+    producer = {buffer: node for node in loop_ir for buffer in node.buffers}
+    out: list[list[LoopIRNode]] = [[] for _ in members]
+    for node in loop_ir:  # in the scheduler's order: an output of an output finds its kernel
+        if node.kind != "extern" or node.eliminated or node.extern_target or node.name in owner or not node.reads:
+            continue
+        calls = [producer.get(buffer_name(dep)) for dep in node.reads]
+        makers = {owner.get(call.name, -1) if call is not None and call.kind == "extern" else -1 for call in calls}
+        if len(makers) == 1 and -1 not in makers:
+            owner[node.name] = kernel = makers.pop()
+            out[kernel].append(node)
+    return out
+
+
 # --------------------------------------------------------------------------------- rule 3: views
 
 
 def views_to_readers(kernel_nodes: list[list[str]], post_grad: dict[str, FxNode],
-                     partial: list[set[str]] | None = None) -> list[list[str]]:
-    """Each kernel's nodes with views moved to their readers (rule 3). ``kernel_nodes``: each kernel's
-    post-grad nodes, as rules 1-2 give them; ``partial``: per kernel, the nodes it computes only in part,
-    whose inputs it does not read."""
+                     partial: list[set[str]] | None = None, written: Iterable[str] = ()) -> list[list[str]]:
+    """Each kernel's nodes with views placed (rule 3). ``kernel_nodes``: each kernel's post-grad nodes, as
+    rules 1-2 give them; ``partial``: per kernel, the nodes it computes only in part, whose inputs it does
+    not read; ``written``: views a kernel writes out into a buffer of its own (the ``expand`` of a mask an
+    attention needs dense, one output of a multi-output call), which stay with it and which readers read
+    as values, not through."""
     partial = partial or [set() for _ in kernel_nodes]
+    written = set(written)
+    whole = [set(nodes) - part for nodes, part in zip(kernel_nodes, partial)]
+    with_call = views_of_calls(post_grad, set().union(*whole) if whole else set(), written)
     order = {name: i for i, name in enumerate(post_grad)}
-    reads = [_views_read([n for n in nodes if n not in part], post_grad, order)
+    settled = written | set(with_call)  # views whose kernels are known: readers do not list them
+    reads = [_views_read([n for n in nodes if n not in part], post_grad, order, settled)
              for nodes, part in zip(kernel_nodes, partial)]
     read_by_any = set().union(*reads) if reads else set()
     out = []
-    for nodes, views in zip(kernel_nodes, reads):
+    for nodes, views, mine in zip(kernel_nodes, reads, whole):
         if all(n in post_grad and is_view(post_grad[n]) for n in nodes):
             out.append(list(nodes))  # a kernel of views alone runs them (an extern call of a slice)
             continue
-        kept = [n for n in nodes if n not in post_grad or not is_view(post_grad[n]) or n not in read_by_any]
-        out.append(list(dict.fromkeys(kept + [v for v in views if v not in kept])))
+        kept = [n for n in nodes if n not in post_grad or not is_view(post_grad[n]) or n in written
+                or (n not in with_call and n not in read_by_any)]
+        calls = [v for v, base in with_call.items() if base in mine]
+        out.append(list(dict.fromkeys(kept + sorted(set(views + calls) - set(kept), key=lambda n: order.get(n, 0)))))
     return out
 
 
-def _views_read(nodes: Iterable[str], post_grad: dict[str, FxNode], order: dict[str, int]) -> list[str]:
+def views_of_calls(post_grad: dict[str, FxNode], computed: set[str], written: set[str] = frozenset()) -> dict[str, str]:
+    """View -> the node it aliases, for the views an FX call made together with that node: the reshape a
+    matmul ends with (``view_1`` of ``mm``, both from ``x @ w``), the ``getitem`` that picks one output of
+    an attention or a sort. Such a view is part of the call, so it goes with the kernel computing the node
+    it aliases, with all its FX nodes (a no-op the view also stands for, ``dropout`` in eval, included);
+    its readers do not list it, nor the call's FX node and line: they compute none of it. ``computed``:
+    the nodes some kernel computes."""
+    out = {}
+    for name, node in post_grad.items():
+        if not is_view(node) or name in written or not node.fx:
+            continue
+        base = node
+        while is_view(base) and base.name not in written and base.inputs and base.inputs[0] in post_grad:
+            base = post_grad[base.inputs[0]]
+        if base.name in computed and not is_view(base) and set(node.fx) & set(base.fx):
+            out[name] = base.name
+    return out
+
+
+def _views_read(nodes: Iterable[str], post_grad: dict[str, FxNode], order: dict[str, int],
+                settled: set[str] = frozenset()) -> list[str]:
     """The views the computing nodes among ``nodes`` read, directly or through other views, in graph order
-    (``order``: each node's position)."""
+    (``order``: each node's position); ``settled`` views are read as values, not through."""
     found: dict[str, None] = {}
     stack = [i for n in nodes if n in post_grad and not is_view(post_grad[n]) for i in post_grad[n].inputs]
     while stack:
         name = stack.pop()
         node = post_grad.get(name)
-        if node is None or name in found or not is_view(node):
+        if node is None or name in found or not is_view(node) or name in settled:
             continue
         found[name] = None
         stack.extend(node.inputs)
     return sorted(found, key=lambda n: order.get(n, 0))
 
 
-def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[str, FxNode]) -> list[FxNode]:
-    """The post-grad nodes of a kernel that bring it their FX nodes and lines: those it computes, and the
-    views it reads whose FX node is a view too (``x.view(...)``, ``.split(...)``). A view that picks one
-    output of a call (``getitem`` of a sort) does not bring the call: another kernel computes it."""
+def linking_nodes(nodes: list[FxNode], post_grad: dict[str, FxNode], fx: dict[str, FxNode],
+                  written: Iterable[str] = ()) -> tuple[list[FxNode], list[str]]:
+    """(the post-grad nodes of a kernel that bring it their lines, the FX nodes they bring). A node it
+    computes, a view it writes out (``written``) or runs (an extern call of ``slice``), brings all its FX
+    nodes; a view it reads brings those of its FX nodes that are views too (``x.view(...)``, ``.split``)
+    or that its own nodes come from, and its lines when it brings them all: not a call another kernel
+    computes (the reshape that the q, k and v projections share is the q projection's)."""
+    written = set(written)
+
     def fx_view(name: str) -> bool:
         made = [post_grad[p] for p in fx[name].post_grad if p in post_grad] if name in fx else []
         return bool(made) and all(is_view(p) for p in made)
 
-    return [n for n in nodes if not is_view(n) or all(fx_view(f) for f in n.fx)]
+    runs_views = all(is_view(node) for node in nodes)  # a kernel of views alone runs them (an extern slice)
+    own = {f for node in nodes if runs_views or not is_view(node) or node.name in written for f in node.fx}
+    bringing: list[FxNode] = []
+    names: list[str] = []
+    for node in nodes:
+        brought = [f for f in node.fx if f in own or fx_view(f)]
+        if len(brought) == len(node.fx):
+            bringing.append(node)
+        names += brought
+    return bringing, list(dict.fromkeys(names))
 
 
 # --------------------------------------------------------------------------------- rule 5: lines

@@ -6,6 +6,7 @@ import sympy
 import torch
 
 import explorer
+from compiler.model.provenance import is_view
 from tests import workloads
 
 
@@ -181,5 +182,6 @@ def test_kernels_map_to_exactly_the_nodes_codegen_emitted_them_for():
     assert len(claimed) == len(set(claimed))  # no loop-IR node is claimed by two kernels here
     for kernel in (k for k in graph.kernels if k.language == "cpp"):
         assert kernel.loop_ir, kernel
-        for name in kernel.loop_ir:
-            assert set(graph.loop_ir_node(name).origins) <= set(kernel.post_grad_nodes), (kernel, name)
+        for name in kernel.loop_ir:  # views go where ownership rule 3 places them: the reshape a matmul made, to it
+            computed = {o for o in graph.loop_ir_node(name).origins if not is_view(graph.post_grad.node(o))}
+            assert computed and computed <= set(kernel.post_grad_nodes), (kernel, name)

@@ -175,6 +175,44 @@ def test_library_model_lines_name_the_library():
     assert lines and all(c.library_files.get(f) == "transformers" for f, _ in lines)
 
 
+class _ResidualNorm(nn.Module):
+    """The end of a Hugging Face decoder layer's attention: the output projection, the residual add, the
+    next RMSNorm (a linear on 3-d input is a reshape, a matmul and a reshape back)."""
+
+    def __init__(self, dim: int = 32) -> None:
+        super().__init__()
+        self.o_proj = nn.Linear(dim, dim, bias=False)
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x, attn):
+        projected = self.o_proj(attn)
+        h = x + projected
+        variance = h.pow(2).mean(-1, keepdim=True)
+        return self.weight * (h * torch.rsqrt(variance + 1e-6))
+
+
+def test_a_residual_add_after_a_projection_lists_its_own_nodes_and_lines():
+    """The reshape after the projection's matmul is the projection's (torch traces it to the ``nn.Linear``
+    call, with the matmul): it goes with the matmul, and the fused add + norm kernel lists the add and the
+    norm with their lines, its FX nodes those of every node it lists."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        c = explorer.compile(_ResidualNorm(), torch.randn(2, 8, 32), torch.randn(2, 8, 32))
+    graph = c.graphs[0]
+    (matmul,) = [k for k in graph.kernels if k.language == "extern"]
+    (norm,) = [k for k in graph.kernels if k.language != "extern"]
+    nodes = {n.name: n for n in graph.post_grad}
+    reshape_back = next(n for n in nodes if nodes[n].inputs == ["mm"])
+    assert sorted(matmul.post_grad_nodes) == sorted(["view", "permute", "mm", reshape_back])
+    assert matmul.fx_nodes == ["projected"]
+    assert matmul.user_lines[0] == (__file__, _line_of(_ResidualNorm.forward, "projected = self.o_proj"))
+    assert sorted(norm.post_grad_nodes) == ["add", "add_1", "mean", "mul", "mul_1", "pow_1", "rsqrt"]
+    assert sorted(norm.fx_nodes) == ["add_1", "h", "mul", "mul_1", "pow_1", "rsqrt", "variance"]
+    assert sorted(norm.user_lines) == [(__file__, _line_of(_ResidualNorm.forward, text))
+                                       for text in ("h = x + projected", "variance = ", "return self.weight")]
+    assert all(set(nodes[n].fx) <= set(k.fx_nodes) for k in graph.kernels for n in k.post_grad_nodes)
+
+
 class _UsesLinear(nn.Module):
     def __init__(self):
         super().__init__()

@@ -27,9 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op", nargs="*", default=None, help="these ops of op_db (no names: all)")
     parser.add_argument("--ops", type=int, default=None, help="only the first N ops of op_db")
     parser.add_argument("--all", action="store_true", help="--known, every model and every op")
-    parser.add_argument("--slice", action="store_true", help="what CI runs: --known, GPT-2 and a slice of op_db")
+    parser.add_argument("--slice", action="store_true", help="what CI runs: --known, GPT-2, Llama and a slice of op_db")
     parser.add_argument("--gpu", action="store_true",
-                        help="on cuda: --known, GPU-only cases, some models and the slice of op_db")
+                        help="on cuda: --known, GPU-only cases, the model zoo and the slice of op_db")
     parser.add_argument("--device", default="cpu", help="where cases run (cuda for --gpu)")
     parser.add_argument("--report", help="write the markdown report here (docs/conformance.md)")
     parser.add_argument("--append", action="store_true", help="add this run to the report as a section of its own")
@@ -38,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if args.gpu else args.device
     if args.slice or args.gpu:
         args.known, args.op = True, args.op or cases.SLICE_OPS
-        args.models = args.models or (["gpt2", "bert", "llama", "bert_training_step", "cond_experts"] if args.gpu
-                                      else ["gpt2"])
+        args.models = args.models or (cases.GPU_MODELS if args.gpu else cases.SLICE_MODELS)
     sets: dict[str, list] = {}
     if args.known or args.all:
         known = {**cases.known_cases(), **(cases.gpu_cases() if device.startswith("cuda") else {})}

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from pathlib import Path
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
 import torch
 
+from . import dataflow
 from .torch_records import GraphRecords
 
 EXACT, ACCEPTED, PROBLEM = "exact", "accepted", "problem"
@@ -40,6 +42,10 @@ NOT_YET = "inputs not computed yet"  # torch lists it for a kernel called before
 ANCESTRY = "torch's own ancestry"  # a line of an FX node torch's postToPre maps to a node the kernel computes
 LATER_PART = "an input of a later part"  # torch lists an input of an op with the op's first part (its copy)
 NOTHING = "computes nothing"  # an FX call that left no post-grad node: a view, a no-op copy or cast, dead code
+VIEW_WRITTEN = "a view of what it writes"  # a view no kernel reads (a graph output) of a value the kernel writes
+VIEW_OF_CALL = "a view goes with its call"  # a view an FX call made with the value it aliases (mm's reshape)
+WRITE_BACK = "a write-back links to the value it writes"  # torch maps functionalization's copy_ to nothing
+TORCH_UNION = "torch's union of a lowering's origins"  # torch's mistake: a node of another input of the lowering
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class GraphFacts:
         self.first_call: dict[str, int] = {}
         self.last_call: dict[str, int] = {}
         for kernel in graph.kernels:
-            calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+            calls = kernel.call_lines
             if calls:
                 self.first_call[kernel.id], self.last_call[kernel.id] = min(calls), max(calls)
         self.computed_by: dict[str, list[str]] = defaultdict(list)
@@ -107,6 +113,33 @@ class GraphFacts:
         self.subgraphs = {n.subgraph for n in graph.post_grad.nodes if n.subgraph}
         self.written_at = _written_at(graph)
         self._functions: dict[str, str | None] = {}
+        self._buffers: dict[str, set[str]] | None = None
+        self._may_hold: dict[str, set[str]] | None = None
+
+    @property
+    def buffers(self) -> dict[str, set[str]]:
+        """Kernel id -> the buffers its calls name (``dataflow.call_buffers``), read once."""
+        if self._buffers is None:
+            self._buffers = dataflow.call_buffers(self)
+        return self._buffers
+
+    @property
+    def may_hold(self) -> dict[str, set[str]]:
+        """Buffer -> the post-grad nodes it may hold (``dataflow.may_hold``), read once."""
+        if self._may_hold is None:
+            self._may_hold = dataflow.may_hold(self)
+        return self._may_hold
+
+    def base_of(self, name: str) -> str | None:
+        """The node a view aliases, walking back through views (None for a view of nothing)."""
+        seen: set[str] = set()
+        while name in self.nodes and self.is_view(name) and name not in seen:
+            seen.add(name)
+            inputs = self.nodes[name].inputs
+            if not inputs:
+                return None
+            name = inputs[0]
+        return name if name in self.nodes else None
 
     def is_view(self, name: str) -> bool:
         node = self.nodes.get(name)
@@ -157,15 +190,7 @@ class GraphFacts:
 
     def ancestors(self, name: str) -> set[str]:
         """Every node ``name``'s value is computed from."""
-        out: set[str] = set()
-        stack = list(self.nodes[name].inputs) if name in self.nodes else []
-        while stack:
-            current = stack.pop()
-            if current in out or current not in self.nodes:
-                continue
-            out.add(current)
-            stack.extend(self.nodes[current].inputs)
-        return out
+        return _reach([name], self.nodes)
 
     def consumed_views(self, name: str) -> set[str]:
         """The view nodes a node reads through (its view inputs, their view inputs, ...)."""
@@ -193,6 +218,19 @@ class GraphFacts:
         return first is None or last is None or first <= last
 
 
+def _reach(starts: list[str], nodes: dict[str, Any]) -> set[str]:
+    """The nodes of ``nodes`` whose values those named ``starts`` are computed from (inputs, their inputs...)."""
+    out: set[str] = set()
+    stack = [i for name in starts if name in nodes for i in nodes[name].inputs]
+    while stack:
+        current = stack.pop()
+        if current in out or current not in nodes:
+            continue
+        out.add(current)
+        stack.extend(nodes[current].inputs)
+    return out
+
+
 _DEF = re.compile(r"^(\s*)def (\w+)\(")
 
 
@@ -200,7 +238,7 @@ def wrapper_function(kernel: Any, facts: GraphFacts) -> str | None:
     """The subgraph whose wrapper function calls ``kernel`` (a ``cond`` branch is a function of the
     wrapper named after its subgraph), or None for the main call function."""
     lines = facts.graph.wrapper.source.splitlines()
-    calls = kernel.wrapper_lines if kernel.language == "extern" else kernel.wrapper_lines[1:]
+    calls = kernel.call_lines
     paths = {(n.subgraph or "").replace(".", "_"): n.subgraph for n in facts.nodes.values() if n.subgraph}
     for number in calls[:1]:
         if number > len(lines):
@@ -228,7 +266,7 @@ def _written_at(graph: Any) -> dict[str, int]:
         match = _ALIAS.match(line)
         if match:
             group[match.group(1)] = group.get(match.group(2), match.group(2))
-    calls = sorted({n for k in graph.kernels for n in (k.wrapper_lines if k.language == "extern" else k.wrapper_lines[1:])})
+    calls = sorted({n for k in graph.kernels for n in k.call_lines})
     first: dict[str, int] = {}
     for number in calls:
         if number > len(lines):
@@ -278,7 +316,10 @@ def check_graph(case: str, graph: Any, records: GraphRecords | None) -> list[Fin
         findings += _nodes_against_torch(case, facts, records)
         findings += _fx_against_torch(case, facts, records)
         findings += _lines_against_torch(case, facts, records)
+    findings += [Finding(case, facts.graph.id, kernel, "nodes", PROBLEM, detail=why)
+                 for kernel, _, why in dataflow.claims_feeding_nothing(facts)]
     findings += _outer_lines(case, facts)
+    findings += _kernel_fx(case, facts, records)
     findings += _order(case, facts)
     findings += _coverage(case, facts)
     findings += shared(case, facts, records)
@@ -324,6 +365,14 @@ def _nodes_against_torch(case: str, facts: GraphFacts, records: GraphRecords) ->
                 continue
             if facts.is_view(name) and name in read_views:
                 out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, VIEW_READ, f"{name}: read by this kernel"))
+            elif _view_of_its_call(name, ours, facts, records):
+                out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, VIEW_OF_CALL,
+                                   f"{name}: torch traces it to the FX call of {facts.base_of(name)}, which this kernel "
+                                   "computes"))
+            elif _view_of_what_it_writes(name, ours, facts, records):
+                out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, VIEW_WRITTEN,
+                                   f"{name}: no kernel reads it, torch lists it for none, this kernel writes "
+                                   f"{facts.base_of(name)}"))
             elif _written_in_place(name, kernel, facts, records):
                 out.append(Finding(case, gid, kernel.id, "nodes", ACCEPTED, IN_PLACE,
                                    f"{name}: a cat whose parts this kernel writes"))
@@ -334,6 +383,37 @@ def _nodes_against_torch(case: str, facts: GraphFacts, records: GraphRecords) ->
         if key not in seen_keys and records.kernel_nodes[key]:
             out.append(Finding(case, gid, key, "nodes", PROBLEM, detail="a kernel torch logged that the capture lacks"))
     return out
+
+
+def _view_of_its_call(name: str, ours: list[str], facts: GraphFacts, records: GraphRecords) -> bool:
+    """``name`` is one output (``getitem``) of a call this kernel computes, or a view one of whose FX nodes, by
+    torch's ``postToPre``, made the node it aliases too (the reshape a matmul ends with; where torch maps
+    neither, as in a backward graph, the two were traced on the same stack), and this kernel computes that
+    node."""
+    base = facts.base_of(name)
+    if not facts.is_view(name) or base not in ours or facts.is_view(base):
+        return False
+    node = facts.nodes[name]
+    if node.target in ("operator.getitem", "_operator.getitem") and node.inputs == [base]:
+        return True  # one output of the call itself
+    theirs = [f for f in records.post_to_pre.get(name, []) if f]
+    if theirs or records.post_to_pre.get(base):
+        return bool(set(theirs) & set(records.post_to_pre.get(base, [])))
+    stack = facts.nodes[name].stack  # torch maps neither (a backward graph): its stack trace tells the call
+    return bool(stack) and stack == facts.nodes[base].stack
+
+
+def _view_of_what_it_writes(name: str, ours: list[str], facts: GraphFacts, records: GraphRecords) -> bool:
+    """``name`` is a view that no kernel reads (the graph returns it: the ``squeeze`` of a call's output) of
+    a node this kernel computes, and torch lists it for no kernel: it stays where Inductor listed it, with
+    the kernel writing what it views (rule 3)."""
+    base = facts.base_of(name)
+    if not facts.is_view(name) or base not in ours or facts.is_view(base):
+        return False
+    computing = [n for k in facts.graph.kernels for n in k.post_grad_nodes if not facts.is_view(n)]
+    if any(name in facts.consumed_views(n) for n in computing):
+        return False
+    return not any(name in qualified(nodes, facts) for nodes in records.kernel_nodes.values())
 
 
 def _written_in_place(name: str, kernel: Any, facts: GraphFacts, records: GraphRecords) -> bool:
@@ -358,7 +438,7 @@ def _torch_only(name: str, kernel: str, facts: GraphFacts, read_views: set[str])
         return CONTROL_FLOW, "the higher-order op (or its subgraph) the wrapper runs"
     if facts.is_view(name):
         readers = [k for k in facts.computed_by.get(name, []) if k != kernel]
-        return VIEW_READ, f"a view this kernel does not read (read by {readers or 'no kernel'})"
+        return VIEW_READ, f"a view this kernel does not read (listed by {readers or 'no kernel'})"
     others = [k for k in facts.computed_by.get(name, []) if k != kernel]
     if not others:
         if not facts.is_computing(name):
@@ -366,6 +446,9 @@ def _torch_only(name: str, kernel: str, facts: GraphFacts, read_views: set[str])
         return "", "no kernel of the capture computes it"
     earlier = [other for other in others if facts.runs_before(other, kernel)]
     if earlier:
+        recomputed = dataflow.needs_without_reading(name, facts.kernels[kernel], facts)
+        if recomputed:
+            return "", recomputed
         return INHERITED, f"computed by {earlier}, which run before this kernel"
     last = facts.last_call.get(kernel)
     late = [source for i in facts.nodes[name].inputs for source in facts.producers(i)
@@ -375,6 +458,9 @@ def _torch_only(name: str, kernel: str, facts: GraphFacts, read_views: set[str])
     part = _later_part_needing(name, kernel, facts)
     if part:
         return LATER_PART, f"an input of {part[0]}, which this kernel computes only in part; {part[1]} computes the rest"
+    if not dataflow.read_by(name, facts.kernels[kernel], facts):
+        return TORCH_UNION, (f"nothing this kernel computes reads it, and {others} compute it later: torch gives every "
+                             "buffer one lowering makes the origins of all the lowering's inputs")
     return "", f"the capture gives it to {others}, which do not all run before this kernel"
 
 
@@ -545,9 +631,12 @@ def shared(case: str, facts: GraphFacts, records: GraphRecords | None) -> list[F
 
 def _fx_against_torch(case: str, facts: GraphFacts, records: GraphRecords) -> list[Finding]:
     """Each post-grad node's Dynamo FX nodes against torch's ``postToPre``: none of torch's may be missing;
-    one more is accepted where torch maps that FX node to nothing (a rewrite folded it in)."""
+    one more is accepted where torch maps that FX node to nothing (a rewrite folded it in) and it is no
+    dead code. A write-back of a mutated input, which torch maps to nothing, may link only to the FX nodes
+    torch maps the value it writes to."""
     out = []
     mapped = {f for names in records.post_to_pre.values() for f in names}
+    live = _live_fx(facts)
     for name, theirs in records.post_to_pre.items():
         node = facts.nodes.get(name)
         theirs = [f for f in theirs if f]  # torch lists "" where a node's ancestor had no name
@@ -558,12 +647,72 @@ def _fx_against_torch(case: str, facts: GraphFacts, records: GraphRecords) -> li
             out.append(Finding(case, facts.graph.id, None, "fx", PROBLEM,
                                detail=f"{name}: torch's FX nodes {missing} missing from {node.fx}"))
         for extra in (f for f in node.fx if f not in theirs):
-            if extra not in mapped:
+            if extra in mapped:
+                out.append(Finding(case, facts.graph.id, None, "fx", PROBLEM,
+                                   detail=f"{name}: also {extra}, which torch maps to {_pre_to_post(records, extra)}"))
+            elif extra in facts.fx and extra not in live:
+                out.append(Finding(case, facts.graph.id, None, "fx", PROBLEM,
+                                   detail=f"{name}: also {extra}, dead code (nothing uses its value)"))
+            else:
                 out.append(Finding(case, facts.graph.id, None, "fx", ACCEPTED, REWRITE,
                                    f"{name}: also {extra}, which torch maps to no post-grad node"))
+    for name, node in facts.nodes.items():
+        if name in records.post_to_pre or not _is_write_back(node, facts):
+            continue
+        written = {f for i in node.inputs[1:] for p in facts.producers(i) for f in records.post_to_pre.get(p, [])}
+        for f in node.fx:
+            if f in written:
+                out.append(Finding(case, facts.graph.id, None, "fx", ACCEPTED, WRITE_BACK,
+                                   f"{name}: {f}, which torch maps the value it writes to"))
             else:
                 out.append(Finding(case, facts.graph.id, None, "fx", PROBLEM,
-                                   detail=f"{name}: also {extra}, which torch maps to {records and _pre_to_post(records, extra)}"))
+                                   detail=f"{name} writes back {node.inputs[0]}: linked to {f}, which torch maps "
+                                          f"{_pre_to_post(records, f) or 'to nothing'}, not to the value it writes "
+                                          f"({sorted(written)})"))
+    return out
+
+
+def _is_write_back(node: Any, facts: GraphFacts) -> bool:
+    """Functionalization's ``copy_`` of a new value into a graph input."""
+    return (node.target.startswith("aten.copy_") and len(node.inputs) > 1 and facts.is_input(node.inputs[0]))
+
+
+_OPERATORS_IN_PLACE = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+                       "ilshift", "irshift", "imatmul"}
+
+
+def _live_fx(facts: GraphFacts) -> set[str]:
+    """The FX nodes whose values reach the output or an in-place call (``p.add_``, ``x += 1``)."""
+    def writes(target: str) -> bool:
+        module, _, name = target.rpartition(".")
+        if module in ("operator", "_operator"):
+            return name in _OPERATORS_IN_PLACE
+        return name.endswith("_") and not name.endswith("__")
+
+    starts = [n.name for n in facts.fx.values() if n.op == "output" or (n.op != "placeholder" and writes(n.target))]
+    return set(starts) & set(facts.fx) | _reach(starts, facts.fx)
+
+
+def _kernel_fx(case: str, facts: GraphFacts, records: GraphRecords | None) -> list[Finding]:
+    """A kernel's FX nodes hold torch's FX nodes (``postToPre``) of every post-grad node it lists: the two
+    lists of a kernel tell one story."""
+    if records is None:
+        return []
+    out = []
+    for kernel in facts.graph.kernels:
+        mine = set(kernel.fx_nodes)
+        computed = [n for n in kernel.post_grad_nodes if facts.is_computing(n)]
+        read = set().union(*(facts.consumed_views(n) for n in computed)) if computed else set()
+        for name in dict.fromkeys(kernel.post_grad_nodes):
+            left = [f for f in records.post_to_pre.get(name, []) if f and f in facts.fx and f not in mine]
+            base = facts.base_of(name) if name in read else None
+            if left and base is not None and not set(left) & set(records.post_to_pre.get(base, [])):
+                out.append(Finding(case, facts.graph.id, kernel.id, "fx", ACCEPTED, VIEW_READ,
+                                   f"{name}: a view of {base} it reads, which the call {left} made of its input "
+                                   f"(computed by {sorted({k for f in left for p in _pre_to_post(records, f) for k in facts.computed_by.get(p, []) if k != kernel.id})})"))
+            elif left:
+                out.append(Finding(case, facts.graph.id, kernel.id, "fx", PROBLEM,
+                                   detail=f"lists {name} but not its FX nodes {left} (torch's postToPre)"))
     return out
 
 
@@ -572,6 +721,7 @@ def _pre_to_post(records: GraphRecords, fx: str) -> list[str]:
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_PROJECT = tuple(str(Path(__file__).resolve().parents[2] / part) + "/" for part in ("compiler", "explorer"))
 
 
 def frames(trace: str) -> list[tuple[str, int]]:
@@ -580,15 +730,20 @@ def frames(trace: str) -> list[tuple[str, int]]:
 
 def _lines_against_torch(case: str, facts: GraphFacts, records: GraphRecords) -> list[Finding]:
     """Each of a kernel's own lines (its nodes were traced there) is a frame of one of torch's stack traces
-    for it; a kernel's first line that torch's traces lack is a problem."""
+    for it; a kernel's first line that torch's traces lack is a problem. And each of torch's traces for the
+    kernel that is the stack of a node the kernel lists has all its lines among the kernel's (but the
+    lines of a higher-order op running it, rule 5)."""
     out = []
     mapped = {f for names in records.post_to_pre.values() for f in names}
+    outer = {tuple(n.user_line) for n in facts.nodes.values() if n.target.startswith("torch.ops.higher_order.") and n.user_line}
     for kernel in facts.graph.kernels:
         keys = [k for k in ([kernel.id] if kernel.id in records.stack_traces else records.handles_of(kernel.name))
                 if k in records.stack_traces]
         if not keys or not kernel.user_lines:
             continue
-        theirs = {f for key in keys for trace in records.stack_traces[key] for f in frames(trace)}
+        traces = [[f for f in frames(trace) if not f[0].startswith(_PROJECT)]
+                  for key in keys for trace in records.stack_traces[key]]
+        theirs = {f for trace in traces for f in trace}
         if not theirs:
             continue
         own = {facts.nodes[n].user_line for n in kernel.post_grad_nodes if n in facts.nodes and facts.nodes[n].user_line}
@@ -596,16 +751,39 @@ def _lines_against_torch(case: str, facts: GraphFacts, records: GraphRecords) ->
         unmapped = {tuple(facts.fx[f].user_line or ()) for f in kernel.fx_nodes if f in facts.fx and f not in mapped}
         ancestry = {tuple(facts.fx[f].user_line or ()) for n in kernel.post_grad_nodes
                     for f in records.post_to_pre.get(n, []) if f in facts.fx}
-        viewed = {tuple(facts.nodes[n].user_line or ()) for n in kernel.post_grad_nodes if facts.is_view(n)}
-        viewed |= {tuple(facts.fx[f].user_line or ()) for n in kernel.post_grad_nodes if facts.is_view(n)
-                   for f in facts.nodes[n].fx if f in facts.fx}
+        computed = [n for n in kernel.post_grad_nodes if not facts.is_view(n)]
+        read = set().union(*(facts.consumed_views(n) for n in computed)) if computed else set()
+        viewed, of_calls = set(), set()
+        for n in kernel.post_grad_nodes:
+            if facts.is_view(n):
+                lines = {tuple(facts.nodes[n].user_line or ())}
+                lines |= {tuple(facts.fx[f].user_line or ()) for f in facts.nodes[n].fx if f in facts.fx}
+                (viewed if n in read else of_calls).update(lines)
         for line in own:
             if tuple(line) in theirs:
                 continue
             rule = (REWRITE if tuple(line) in unmapped else VIEW_READ if tuple(line) in viewed
-                    else ANCESTRY if tuple(line) in ancestry else "")
+                    else VIEW_OF_CALL if tuple(line) in of_calls else ANCESTRY if tuple(line) in ancestry else "")
             out.append(Finding(case, facts.graph.id, kernel.id, "lines", ACCEPTED if rule else PROBLEM, rule,
                                f"{line[0]}:{line[1]} is in none of torch's stack traces for it"))
+        stacks = {tuple((f, line) for f, line, _ in facts.nodes[n].stack): n
+                  for n in kernel.post_grad_nodes if n in facts.nodes and facts.nodes[n].stack}
+        have = {tuple(line) for line in kernel.user_lines} | outer
+        for trace in traces:
+            node = stacks.get(tuple(trace))
+            missing = [line for line in trace if line not in have]
+            if node is None or not missing:
+                continue
+            have |= set(missing)
+            where = ", ".join(f"{f}:{n}" for f, n in missing)
+            elsewhere = [f for f in facts.nodes[node].fx if f not in kernel.fx_nodes]
+            if node in read and elsewhere:
+                out.append(Finding(case, facts.graph.id, kernel.id, "lines", ACCEPTED, VIEW_READ,
+                                   f"{where}: the stack of {node}, a view it reads, is that of {elsewhere}, a call "
+                                   "another kernel computes"))
+            else:
+                out.append(Finding(case, facts.graph.id, kernel.id, "lines", PROBLEM,
+                                   detail=f"misses {where}, on the stack of {node} (torch's trace for it)"))
     return out
 
 

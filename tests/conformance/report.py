@@ -22,6 +22,12 @@ RULES = {
     checks.NO_HANDLE: "an extern call Inductor writes without a provenance handle: a kernel torch's map lacks",
     checks.NOTHING: "nothing to compute: a view, a no-op copy or cast, dead code, an allocation, no elements",
     checks.IN_PLACE: "a cat whose parts the kernel writes into the output's slices: the cat has no code (rule 2)",
+    checks.VIEW_WRITTEN: "a view no kernel reads (a graph output) stays with the kernel writing what it views, "
+                         "where torch lists it for no kernel (rule 3)",
+    checks.VIEW_OF_CALL: "a view torch traces to the FX call of the node it aliases goes with that node's kernel (rule 3)",
+    checks.WRITE_BACK: "a mutated input's write-back, which torch maps to nothing, links to the value it writes",
+    checks.TORCH_UNION: ("torch's mistake: it lists a node of another input of the lowering that made the kernel's "
+                         "buffer (a layout copy credited with batch norm), which nothing the kernel computes reads"),
     "random": "outputs drawn from torch's RNG or uninitialized memory, which compiled code fills differently",
 }
 
@@ -55,7 +61,7 @@ def summarize(results: list[CaseResult]) -> Summary:
                 summary.rules[finding.rule] += 1
             elif finding.verdict == checks.PROBLEM:
                 summary.problems.append(finding)
-            if finding.kernel is not None and finding.check in ("nodes", "lines", "order"):
+            if finding.kernel is not None and finding.check in ("nodes", "fx", "lines", "order"):
                 verdicts[(finding.graph, finding.kernel)].add(finding.verdict)
         for found in verdicts.values():
             if checks.PROBLEM in found:

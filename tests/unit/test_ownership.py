@@ -76,6 +76,49 @@ def test_a_node_recomputed_inline_in_two_kernels_is_computed_by_both():
     assert [r["origins"] for r in records] == [["a", "exp"], ["b", "exp"]]
 
 
+# Two attentions sharing a mask (docs/ownership.md): the first attention's lowering realizes its query
+# (op4) and its mask (op5), and Inductor gives both the union of their inputs' origins
+MASKED = graph(
+    node("arg0_1", "arg0_1", op="placeholder"), node("mm", "aten.mm.default", ["arg0_1"]),
+    node("view_1", "aten.reshape.default", ["mm"]), node("sin", "aten.sin.default", ["view_1"]),
+    node("iota", "prims.iota.default", [], dtype="torch.int64"),
+    node("unsqueeze", "aten.unsqueeze.default", ["iota"], dtype="torch.int64"),
+    node("le", "aten.le.Tensor", ["unsqueeze", "iota"], dtype="torch.bool"),
+    node("arg1_1", "arg1_1", op="placeholder", dtype="torch.int64"),
+    node("cumsum", "aten.cumsum.default", ["arg1_1"], dtype="torch.int64"),
+    node("eq", "aten.eq.Tensor", ["cumsum"], dtype="torch.bool"),
+    node("bitwise_and", "aten.bitwise_and.Tensor", ["le", "eq"], dtype="torch.bool"),
+    node("full_default", "aten.full.default", [], shape=[]),
+    node("where", "aten.where.self", ["bitwise_and", "full_default"]),
+    node("sdpa", "aten._scaled_dot_product_flash_attention_for_cpu.default", ["sin", "arg0_1", "where"]),
+)
+MASK_ORIGINS = ["where", "bitwise_and", "le", "unsqueeze", "iota", "eq", "full_default"]
+
+
+def test_a_node_computes_only_what_its_output_is_made_of():
+    records = [record("op0", ["mm"], ["arg0_1[*]"], ["buf0"], kind="extern", held={"buf0": "mm"}),
+               record("op3", ["cumsum"], ["arg1_1[*]"], ["buf3"], kind="extern", held={"buf3": "cumsum"}),
+               record("op4", ["sdpa", "sin", "view_1"] + MASK_ORIGINS[2:5] + ["full_default"], ["buf0[c0]"], ["buf4"]),
+               record("op5", ["sdpa"] + MASK_ORIGINS, ["buf3[c0]"], ["buf5"])]
+    ownership.split_origins(records, {"op0": "mm", "op3": "cumsum", "op4": "sdpa", "op5": "sdpa"}, MASKED)
+    by_name = {r["name"]: r for r in records}
+    # the query's copy writes sin: the mask's le, iota and constant it lists are made by the mask's node only
+    assert by_name["op4"]["origins"] == ["sdpa", "sin", "view_1"]
+    assert by_name["op4"]["holds"] == ["sin"]
+    assert by_name["op5"]["origins"] == ["sdpa"] + MASK_ORIGINS and by_name["op5"]["holds"] == ["where"]
+
+
+def test_a_node_inlined_again_after_a_buffer_of_another_value_is_computed_there_too():
+    """The producer computes ``exp`` and writes ``scaled`` (exp * 2); the reader reads that buffer and
+    needs ``exp`` itself too: Inductor inlined it again, so the reader computes it (it is in no buffer)."""
+    nodes = graph(node("arg0_1", "arg0_1", op="placeholder"), node("exp", "aten.exp.default", ["arg0_1"]),
+                  node("scaled", "aten.mul.Tensor", ["exp"]), node("out", "aten.add.Tensor", ["scaled", "exp"]))
+    records = [record("op0", ["scaled", "exp"], ["arg0_1[c0]"], ["buf0"], held={"buf0": "scaled"}),
+               record("op1", ["out", "exp"], ["buf0[c0]", "arg0_1[c0]"], ["buf1"], held={"buf1": "out"})]
+    ownership.split_origins(records, {"op0": "scaled", "op1": "out"}, nodes)
+    assert [r["origins"] for r in records] == [["scaled", "exp"], ["out", "exp"]]
+
+
 def test_sizes_and_constants_are_available_everywhere():
     nodes = graph(node("arg1_1", "arg1_1", op="placeholder", shape=[], dtype="SymInt"),
                   node("iota", "prims.iota.default", ["arg1_1"], shape=["s0"], dtype="torch.int64"),
@@ -104,6 +147,42 @@ def test_views_belong_to_the_kernels_that_read_them():
     assert moved[2] == ["sdpa", "view_1", "split", "getitem", "view_2", "permute"]
 
 
+def test_a_view_a_kernel_writes_out_stays_with_it():
+    """An attention needing a dense mask: the mask's node writes ``expand(where)`` into its own buffer,
+    which the attention reads as a value, not through the view."""
+    nodes = graph(node("iota", "prims.iota.default", []), node("where", "aten.where.self", ["iota"], shape=(1, 16)),
+                  node("expand", "aten.expand.default", ["where"]), node("arg0_1", "arg0_1", op="placeholder"),
+                  node("q", "aten.sin.default", ["arg0_1"]),
+                  node("sdpa", "aten._scaled_dot_product_efficient_attention.default", ["q", "expand"]))
+    records = [record("op0", ["sdpa", "q", "expand", "where", "iota"], ["arg0_1[c0]"], ["buf0"]),
+               record("op1", ["sdpa", "expand", "where", "iota"], [], ["buf1"])]
+    ownership.split_origins(records, {"op0": "sdpa", "op1": "sdpa"}, nodes)
+    assert records[1]["origins"] == ["sdpa", "expand", "where", "iota"] and records[1]["holds"] == ["expand"]
+    assert records[0]["origins"] == ["sdpa", "q"]
+    placed = ownership.views_to_readers([["sdpa", "q"], records[1]["origins"], ["sdpa"]], nodes, written={"expand"})
+    assert placed == [["sdpa", "q"], ["sdpa", "expand", "where", "iota"], ["sdpa"]]
+    assert ownership.views_to_readers([["sdpa", "q"], records[1]["origins"], ["sdpa"]], nodes)[2] == ["sdpa", "expand"]
+
+
+def test_a_view_an_fx_call_made_with_its_value_goes_with_that_value():
+    """``x @ w`` made ``mm`` and the reshape after it; the sine reads the reshape: it goes with the matmul,
+    and the sine's kernel lists neither it nor (so) the matmul's FX node."""
+    nodes = graph(node("arg0_1", "arg0_1", op="placeholder"), node("mm", "aten.mm.default", ["arg0_1"], fx=["matmul"]),
+                  node("view_1", "aten.reshape.default", ["mm"], fx=["matmul"]),
+                  node("view_2", "aten.view.default", ["view_1"], fx=["x_view"]),
+                  node("sin", "aten.sin.default", ["view_2"], fx=["sin"]))
+    assert ownership.views_of_calls(nodes, {"mm", "sin"}) == {"view_1": "mm"}
+    assert ownership.views_to_readers([["mm"], ["sin", "view_1"]], nodes) == [["mm", "view_1"], ["sin", "view_2"]]
+
+
+def test_the_outputs_of_an_extern_call_belong_to_its_kernel():
+    call = LoopIRNode("op6", "extern", buffers=["buf6"], reads=["buf4[*]"], origins=["sdpa"], extern_target="aten.sdpa")
+    first = LoopIRNode("op7", "extern", buffers=["buf7"], reads=["buf6[*]"], origins=["sdpa", "getitem"])
+    unused = LoopIRNode("op8", "extern", buffers=["buf8"], origins=["sdpa"], eliminated=True)
+    other = LoopIRNode("op9", "extern", buffers=["buf9"], reads=["buf7[*]"], origins=["mm"], extern_target="mm")
+    assert ownership.outputs_of_calls([[call], [other]], [call, first, unused, other]) == [[first], []]
+
+
 def test_a_view_no_kernel_reads_stays_where_it_was_listed():
     nodes = graph(node("add", "aten.add.Tensor"), node("view", "aten.view.default", ["add"]))
     assert ownership.views_to_readers([["add", "view"]], nodes) == [["add", "view"]]
@@ -123,8 +202,11 @@ def test_a_view_brings_its_fx_node_only_when_that_fx_node_is_a_view_too():
     post_grad = graph(node("sort", "aten.sort.default", fx=["sort"]), node("getitem", "operator.getitem", ["sort"], fx=["sort"]),
                       node("view_2", "aten.view.default", ["getitem"], fx=["q"]),
                       node("scatter", "aten.scatter.src", ["getitem", "view_2"]))
-    linked = ownership.linking_nodes([post_grad[n] for n in ("scatter", "getitem", "view_2")], post_grad, fx)
-    assert [n.name for n in linked] == ["scatter", "view_2"]
+    linked, fx_nodes = ownership.linking_nodes([post_grad[n] for n in ("scatter", "getitem", "view_2")], post_grad, fx)
+    assert [n.name for n in linked] == ["scatter", "view_2"] and fx_nodes == ["q"]
+    # a getitem the kernel writes out (one output of its call) brings its FX node like a node it computes
+    linked, fx_nodes = ownership.linking_nodes([post_grad["getitem"]], post_grad, fx, written={"getitem"})
+    assert [n.name for n in linked] == ["getitem"] and fx_nodes == ["sort"]
 
 
 def test_a_cat_written_in_place_belongs_to_the_kernels_writing_its_parts():
@@ -194,6 +276,17 @@ def test_a_call_cse_merged_goes_with_its_identical_twin():
     stage = fx_stage("fx", torch.fx.GraphModule(torch.nn.Module(), graph))
     stage.node("arange").post_grad = ["iota"]
     assert _merged_calls(stage) == {"arange_1": "arange"}  # the float64 arange is another call
+
+
+def test_a_dead_call_is_no_twin():
+    graph = torch.fx.Graph()  # rows = arange(4); unused = arange(4); return x + rows
+    x = graph.placeholder("x")
+    rows = graph.call_function(torch.arange, (4,))
+    graph.call_function(torch.arange, (4,))
+    graph.output(graph.call_function(torch.add, (x, rows)))
+    stage = fx_stage("fx", torch.fx.GraphModule(torch.nn.Module(), graph))
+    stage.node("arange").post_grad = ["iota"]
+    assert _merged_calls(stage) == {}
 
 
 def test_a_factory_folded_into_its_users_node_goes_with_it():
