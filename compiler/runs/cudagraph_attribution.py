@@ -37,10 +37,13 @@ REPLAYS_UNSEEN_NOTE = (
     "replay; c.cudagraphs.measure() times a whole call with CUDA graphs")
 
 
-def replays_unseen(events: list[RawEvent]) -> bool:
-    """Whether graphs were launched and the profiler reported no device activity for any launch."""
-    launches, groups = graph_launches(events)
-    return bool(launches) and not groups
+def replays_unseen(c: Any, refs: dict[str, KernelRef], kernel_us: dict[str, float]) -> bool:
+    """Whether the compilation replays CUDA graphs and the profile gave no time to any kernel a captured
+    partition launches: the profiler saw the replays (``cudaGraphLaunch``) and none of their kernels."""
+    captured = {(g.id, k) for g in c.graphs if getattr(g, "cudagraphs", None) is not None
+                for p in g.cudagraphs.partitions if p.captured for k in p.kernels}
+    keys = [key for key, ref in refs.items() if (ref.graph, ref.kernel) in captured]
+    return bool(keys) and not any(kernel_us.get(key) for key in keys)
 
 
 class ReplayKeys:

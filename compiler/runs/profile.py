@@ -109,19 +109,20 @@ def profile(c: Any, runs: int = 20, warmup: int = 3) -> Profile:
                 run()
         replay.synchronize(c.device)
         prof = _recorded(c, run, runs, activities, task, walls)
-        events = profiling.raw_events(prof) if cuda else []
-        unseen = replays_unseen(events)
-        if unseen:  # the same kernels launched one by one, for the times the replays did not report
-            with cudagraph_tree.without_cuda_graphs():
-                prof = _recorded(c, run, runs, activities, task, [])
-            events = profiling.raw_events(prof)
         task.step("attributing", runs, runs)
-        if uses_named_ranges(c):  # a C++ wrapper: its kernels are the profiler ranges named after them
+        named_ranges, unseen = uses_named_ranges(c), False
+        if cuda and not named_ranges:
+            attributed = attribute_gpu(c, refs, profiling.raw_events(prof), RUN_MARK, GRAPH_MARK)
+            unseen = replays_unseen(c, refs, attributed.kernel_us)
+            if unseen:  # the same kernels launched one by one, for the times the replays did not report
+                with cudagraph_tree.without_cuda_graphs():
+                    prof = _recorded(c, run, runs, activities, task, [])
+                attributed = attribute_gpu(c, refs, profiling.raw_events(prof), RUN_MARK, GRAPH_MARK)
+        if named_ranges:  # a C++ wrapper: its kernels are the profiler ranges named after them
             named = attribute_named(c, refs, prof.events(), RUN_MARK, cuda)
             result = _profile_of(c, refs, runs, named.kernel_us, named.calls, named.total_us, named.unattributed,
                                  named.timeline, cuda)
         elif cuda:
-            attributed = attribute_gpu(c, refs, events, RUN_MARK, GRAPH_MARK)
             result = _profile_of(c, refs, runs, attributed.kernel_us, attributed.calls, attributed.total_us,
                                  attributed.unattributed, attributed.timeline, cuda)
             result._gpu_kernel_keys = attributed.key_of_correlation

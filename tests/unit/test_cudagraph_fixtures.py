@@ -12,6 +12,7 @@ from rich.console import Console
 import explorer
 from compiler.api import compact_view
 from compiler.model.cudagraphs import CudaGraphState, EventKind, SkipKind
+from compiler.runs.cudagraph_attribution import replays_unseen
 from tests.paths import FIXTURES, TESTS
 
 WORKLOADS = "tests/workloads.py"
@@ -53,12 +54,14 @@ def test_the_mlp_is_captured_whole_warmed_recorded_and_replayed(mlp):
     assert state.pool_bytes > 0
 
 
-def test_the_mlp_keeps_its_call_times_and_a_profile_of_its_replays(mlp):
+def test_the_mlp_keeps_its_call_times_and_a_profile_whose_replays_the_profiler_did_not_report(mlp):
     (time,) = mlp.cudagraph_times
     assert time.with_ms > 0 and time.without_ms > 0 and time.saved_ms == time.without_ms - time.with_ms
+    # recorded on an H200 (torch 2.11, CUDA 13.0): the profiler reported each replay's launch and the input
+    # copy before it, no kernel inside a replay; c.profile() now records such runs again without replay
     (profile,) = mlp.profiles
-    assert {key for key, ms in profile.kernel_ms.items() if ms > 0} == set(profile.kernels)
-    assert mlp.cudagraphs.captured_share == pytest.approx(1.0)
+    assert replays_unseen(mlp, profile.kernels, profile.kernel_ms)
+    assert [name.split("<")[0] for name in profile.unattributed] == ["void at::native::(anonymous namespace)::multi_tensor_apply_kernel"]
     text = _shown(mlp)
     assert "CUDA graphs: captured, 1 of 1 partitions" in text
     assert f"a call takes {time.with_ms:.4f} ms with CUDA graphs, {time.without_ms:.4f} ms without" in text

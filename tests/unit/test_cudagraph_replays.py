@@ -1,35 +1,47 @@
 """Whether a profile saw the kernels inside CUDA graph replays (compiler/runs/cudagraph_attribution.py).
 
 On some CUDA versions CUPTI reports a ``cudaGraphLaunch`` and none of the kernels it ran; c.profile() then
-records the runs again with the same kernels launched one by one. These are the event shapes it decides on.
+records the runs again with the same kernels launched one by one. These are the answers it decides on,
+read against the CUDA graph traces recorded on an H200 (tests/record_cudagraph_fixtures.py).
 """
 
 from __future__ import annotations
 
-from compiler._torch.profiling import RawEvent
-from compiler.runs.cudagraph_attribution import graph_launches, replays_unseen
+import explorer
+from compiler.model.keys import kernel_keys
+from compiler.model.profile import KernelRef
+from compiler.runs.cudagraph_attribution import replays_unseen
+from tests.paths import FIXTURES
 
 
-def _launch(correlation: int, start: int) -> RawEvent:
-    return RawEvent("cudaGraphLaunch", False, 1, start, start + 5, correlation, 7)
+def _loaded(name: str):
+    c = explorer.load(FIXTURES / f"{name}.json")
+    return c, c.profiles[0].kernels if c.profiles else None
 
 
-def _kernel(name: str, correlation: int, start: int) -> RawEvent:
-    return RawEvent(name, True, 0, start, start + 3, correlation, 0)
+def test_no_time_for_any_captured_kernel_is_an_unseen_replay():
+    c, refs = _loaded("gpu_cudagraphs_mlp")
+    assert replays_unseen(c, refs, {})
+    assert replays_unseen(c, refs, dict.fromkeys(refs, 0.0))
 
 
-def test_launches_with_no_device_activity_are_unseen_replays():
-    events = [_launch(11, 100), _launch(12, 200), _kernel("copy_inputs", 99, 90)]
-    assert replays_unseen(events)
+def test_one_captured_kernel_timed_is_a_replay_seen():
+    c, refs = _loaded("gpu_cudagraphs_mlp")
+    first = next(iter(refs))
+    assert not replays_unseen(c, refs, {first: 3.5})
 
 
-def test_a_replay_that_reported_its_kernels_is_seen_and_grouped_in_the_order_they_ran():
-    events = [_launch(11, 100), _kernel("triton_b", 11, 130), _kernel("triton_a", 11, 110)]
-    assert not replays_unseen(events)
-    launches, groups = graph_launches(events)
-    assert list(launches) == [11] and [e.name for e in groups[11]] == ["triton_a", "triton_b"]
+def test_time_outside_the_captured_partitions_leaves_the_replays_unseen():
+    c = explorer.load(FIXTURES / "gpu_cudagraphs_partitions.json")
+    (graph,) = c.graphs
+    keys = kernel_keys(c)
+    refs = {keys[(graph.id, k.id)]: KernelRef(graph.id, k.id, k.language) for k in graph.kernels}
+    left_out = {k for p in graph.cudagraphs.partitions if not p.captured for k in p.kernels}
+    assert left_out and not replays_unseen(c, refs, {keys[(graph.id, k.id)]: 1.0 for k in graph.kernels})
+    assert replays_unseen(c, refs, {keys[(graph.id, k)]: 1.0 for k in left_out})
 
 
-def test_no_graph_launch_is_no_replay_to_miss():
-    assert not replays_unseen([_kernel("triton_a", 5, 10)])
-    assert not replays_unseen([])
+def test_a_compilation_without_cuda_graphs_has_no_replay_to_miss():
+    c = explorer.load(FIXTURES / "widget_sample.json")
+    refs = {key: KernelRef(g, k, "cpp") for (g, k), key in kernel_keys(c).items()}
+    assert refs and not replays_unseen(c, refs, {})
