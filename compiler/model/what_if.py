@@ -278,7 +278,8 @@ def kernel_traffic(kernel: Kernel, graph: GraphCapture) -> tuple[float | None, s
     """Bytes a kernel must move and where the figure comes from: the trace's cost rule (compiler/model/cost.py,
     Inductor's own estimate for Triton kernels, inputs and output for extern calls) where it gives one; else
     (C++ kernels) the post-grad values that cross the kernel's edge: each value it reads that another kernel or
-    the caller made, each value it makes that another kernel or the caller reads, once, at their FX sizes."""
+    the caller made, each value it makes that another kernel or the caller reads, once, at their FX sizes. A
+    value a later kernel computes again (Inductor recomputes cheap pointwise ops) is not written for it."""
     rule = cost.kernel_bytes(kernel, graph)
     if rule is not None:
         return rule, "cost rule"
@@ -286,8 +287,19 @@ def kernel_traffic(kernel: Kernel, graph: GraphCapture) -> tuple[float | None, s
     inside = set(kernel.post_grad_nodes)
     if not inside:
         return None, ""
+    computing: dict[str, list[set[str]]] = {}  # node -> the node sets of the kernels computing it
+    for other in graph.kernels:
+        members = set(other.post_grad_nodes)
+        for name in members:
+            computing.setdefault(name, []).append(members)
+
+    def read_as_buffer(value: str, user: str) -> bool:
+        """Whether ``user``, outside this kernel, reads ``value`` from memory: the caller does (no kernel computes
+        the graph's output), and so does a kernel that does not compute ``value`` again itself."""
+        return not computing.get(user) or any(value not in members for members in computing[user])
+
     read = {i for n in inside if n in nodes for i in nodes[n].inputs if i not in inside and i in nodes}
-    written = {n for n in inside if n in nodes and any(u not in inside for u in nodes[n].users)}
+    written = {n for n in inside if n in nodes and any(u not in inside and read_as_buffer(n, u) for u in nodes[n].users)}
     return float(sum(cost._nbytes(nodes[n]) for n in read | written)), "edges"
 
 

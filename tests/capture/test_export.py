@@ -148,7 +148,6 @@ def test_profile_puts_the_package_kernels_on_the_test_lines(mlp):
     assert p.attributed_ms <= p.total_ms
 
 
-@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_check_numerics_compares_every_package_kernel_and_keeps_its_saving_copy(mlp):
     c, _, _ = mlp
     report = c.check_numerics()
@@ -182,6 +181,7 @@ def test_check_numerics_on_a_package_with_keyword_and_non_tensor_inputs_compares
     assert "saved none of the tensors this call computes" in report.kernels[cumsum.id].buffers[0].note
 
 
+@pytest.mark.heavy  # minutes of compiling: `make test-heavy`
 def test_check_numerics_on_a_package_finds_the_drift_the_jit_compile_finds():
     """bf16_cancellation's fused kernel keeps float32 intermediates where eager rounds to bfloat16 (the
     1 in (big + 1) - big survives): the package's kernel must diverge exactly as the JIT compile's."""
