@@ -39,7 +39,7 @@ REPLAYS_UNSEEN_NOTE = (
 
 def replays_unseen(c: Any, refs: dict[str, KernelRef], kernel_us: dict[str, float]) -> bool:
     """Whether the compilation replays CUDA graphs and the profile gave no time to any kernel a captured
-    partition launches: the profiler saw the replays (``cudaGraphLaunch``) and none of their kernels."""
+    partition launches: what a profiler that reports each ``cudaGraphLaunch`` and none of its kernels gives."""
     captured = {(g.id, k) for g in c.graphs if getattr(g, "cudagraphs", None) is not None
                 for p in g.cudagraphs.partitions if p.captured for k in p.kernels}
     keys = [key for key, ref in refs.items() if (ref.graph, ref.kernel) in captured]
