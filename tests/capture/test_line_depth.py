@@ -95,7 +95,11 @@ def test_modules_and_views_at_their_depth(llama):
     assert "model.model.layers.0.self_attn.q_proj" in modules and "model.lm_head" in modules
     assert sum(modules.values()) == pytest.approx(p.attributed_ms)
     graph = c.graphs[0]
-    views = [n.name for n in graph.fx.nodes if n.op == "call_method" and n.target in ("view", "transpose", "reshape")]
+    pg = {n.name: n for n in graph.post_grad.nodes}
+    copies = {n.name for n in graph.fx.nodes  # a reshape of a strided value copies it (torch 2.11's repeat_kv): real work
+              if any(("clone" in pg[m].target or "copy" in pg[m].target) for m in n.post_grad if m in pg)}
+    views = [n.name for n in graph.fx.nodes if n.op == "call_method" and n.target in ("view", "transpose", "reshape")
+             and n.name not in copies]
     assert views and all(p.fx_node_ms["g0"].get(name, 0.0) == 0.0 for name in views)
 
 
