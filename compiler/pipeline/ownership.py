@@ -102,8 +102,11 @@ def split_origins(records: list[dict[str, Any]], lowered_by: dict[str, str], pos
         if any(o in computed for o in outputs):
             computed = _feeding(outputs, computed, creator, read, post_grad)
         own = [held[b] for b in record["buffers"] if b in held]
-        if extern:  # one output of a multi-output call, written by the call into a buffer of its own
-            computed += [v for v in own if v in post_grad and is_view(post_grad[v]) and v not in computed]
+        if extern:  # one output of a multi-output call, written by the call into a buffer of its own; a view
+            # of that output Inductor names for the buffer (the ``expand`` a bmm reads of an attention's
+            # output) is its readers' (rule 3)
+            computed += [v for v in own if v in post_grad and is_view(post_grad[v]) and creator in post_grad[v].inputs
+                         and v not in computed]
         record["origins"] = computed
         record["partial"] = partial
         if partial:
@@ -118,11 +121,17 @@ def split_origins(records: list[dict[str, Any]], lowered_by: dict[str, str], pos
 def _output_values(record: dict[str, Any], inside: list[str], creator: str | None, held: dict[str, str],
                    values: set[str], post_grad: dict[str, FxNode]) -> list[str]:
     """The post-grad nodes whose values a loop-IR node writes, among those Inductor lists for it: the node
-    its buffer holds (Inductor's ``origin_node``), else, for an input a lowering realized (the query of an
+    its buffer holds (Inductor's ``origin_node``, or the listed node under it when that is a view), else, for an input a lowering realized (the query of an
     attention, the mask, the input of a fallback), the creator's input it is, seen through views (the
     ``expand`` of a mask a node writes out is its output, not the ``where`` under it). Of several such
     inputs, those made from the ``values`` it reads. Empty when unknown."""
-    own = [held[b] for b in record["buffers"] if held.get(b) in inside]
+    own = []
+    for buffer in record["buffers"]:  # the node its buffer holds, seen through views Inductor did not list
+        name = held.get(buffer)  # (``_safe_softmax``'s ``where`` written out as the ``expand`` the bmm reads)
+        while name in post_grad and name not in inside and is_view(post_grad[name]) and post_grad[name].inputs:
+            name = post_grad[name].inputs[0]
+        if name in inside and name not in own:
+            own.append(name)
     if own or creator not in post_grad:
         return own
     found = []

@@ -8,7 +8,9 @@ value of the post-grad node it holds (Inductor's ``origin_node``, kept as ``Loop
 
 Errors are also computed against a float64 run of the same nodes, so a report says whether a kernel
 that disagrees with eager is closer to the exact result than eager is (the common, benign case when a
-fused kernel keeps bfloat16 intermediates in float32).
+fused kernel keeps bfloat16 intermediates in float32). That run keeps no values: each node's float64
+value meets the buffers compared with it as it is computed (``reference.stream_values``); kept whole, it
+held 70 GB of a 7B model's check on an H200 and made its first call twice as slow as the next.
 
 That comparison gives each buffer its *propagated* error: the eager run starts from the graph's inputs,
 so a buffer's error holds the rounding of every kernel before it, and a bfloat16 matmul that sums
@@ -109,12 +111,12 @@ def _unequal(a: torch.Tensor, b: torch.Tensor) -> list[torch.Tensor]:
     return [(a.to(b.dtype) != b).double().mean(), (a.double() - b.double()).abs().max()]
 
 
-def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact: torch.Tensor | None,
-            rtol: float | None, atol: float | None, readback: Readback | None = None) -> None:
-    """Fill ``check`` with the errors of ``compiled`` against ``ref`` (and both against ``exact``), on the
-    compiled buffer's device: copying every buffer of a GPU model to the host took seconds a check. Every
-    figure is reduced on the device; given a ``readback``, they are read with the report's others (its
-    ``read()`` fills ``check``), else at once."""
+def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, rtol: float | None, atol: float | None,
+            readback: Readback | None = None) -> None:
+    """Fill ``check`` with the errors of ``compiled`` against ``ref``, on the compiled buffer's device:
+    copying every buffer of a GPU model to the host took seconds a check. Every figure is reduced on the
+    device; given a ``readback``, they are read with the report's others (its ``read()`` fills
+    ``check``), else at once."""
     check.dtype, check.shape = str(compiled.dtype), list(compiled.shape)
     if list(ref.shape) != list(compiled.shape):
         check.note = f"the buffer is a view of shape {list(compiled.shape)}, the node's value has {list(ref.shape)}"
@@ -128,8 +130,6 @@ def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact
         check.ok = True
         if floating:
             check.nan = check.inf = (0, 0)
-            if exact is not None and list(exact.shape) == list(a.shape):
-                check.compiled_vs_float64 = check.eager_vs_float64 = 0.0
         return
     now = readback is None
     readback = Readback() if readback is None else readback
@@ -142,28 +142,40 @@ def compare(check: BufferCheck, compiled: torch.Tensor, ref: torch.Tensor, exact
         readback.add(_unequal(a, b), fill_exact)
     else:
         a64, b64 = a.double(), b.double()
-        figures = [a64.isnan().sum(), b64.isnan().sum(), a64.isinf().sum(), b64.isinf().sum(),
-                   *_outside(a64, b64, check.rtol, check.atol)]
-        exact_ok = exact is not None and list(exact.shape) == list(a.shape)
-        if exact_ok:
-            e64 = exact.detach().to(a.device, torch.float64)
-            both = a64.isfinite() & b64.isfinite() & e64.isfinite()
-            figures += [_largest((a64 - e64).abs(), both), _largest((b64 - e64).abs(), both), _largest(e64.abs(), both)]
 
         def fill(values: list[float]) -> None:
-            nan_a, nan_b, inf_a, inf_b, mismatched, max_abs, scale = values[:7]
+            nan_a, nan_b, inf_a, inf_b, mismatched, max_abs, scale = values
             check.nan, check.inf = (int(nan_a), int(nan_b)), (int(inf_a), int(inf_b))
             check.mismatched, check.max_abs = mismatched, max_abs
             check.max_rel = _rel(max_abs, scale)
             check.ok = mismatched == 0
-            if exact_ok:
-                compiled_worst, eager_worst, exact_scale = values[7:]
-                check.compiled_vs_float64 = _rel(compiled_worst, exact_scale)
-                check.eager_vs_float64 = _rel(eager_worst, exact_scale)
 
-        readback.add(figures, fill)
+        readback.add([a64.isnan().sum(), b64.isnan().sum(), a64.isinf().sum(), b64.isinf().sum(),
+                      *_outside(a64, b64, check.rtol, check.atol)], fill)
     if now:
         readback.read()
+
+
+def compare_float64(check: BufferCheck, compiled: torch.Tensor, eager: torch.Tensor, exact: torch.Tensor,
+                    readback: Readback) -> None:
+    """Fill ``check``'s distances from the exact result: ``compiled`` and ``eager`` against ``exact``
+    (the node's float64 value), each relative to its largest magnitude, where all three are finite."""
+    if not check.compared or not compiled.is_floating_point() or list(exact.shape) != list(compiled.shape):
+        return
+    if not compiled.numel():
+        check.compiled_vs_float64 = check.eager_vs_float64 = 0.0
+        return
+    a64 = compiled.detach().double()
+    b64 = eager.detach().to(compiled.device, torch.float64)
+    e64 = exact.detach().to(compiled.device, torch.float64)
+    both = a64.isfinite() & b64.isfinite() & e64.isfinite()
+
+    def fill(values: list[float]) -> None:
+        compiled_worst, eager_worst, scale = values
+        check.compiled_vs_float64 = _rel(compiled_worst, scale)
+        check.eager_vs_float64 = _rel(eager_worst, scale)
+
+    readback.add([_largest((a64 - e64).abs(), both), _largest((b64 - e64).abs(), both), _largest(e64.abs(), both)], fill)
 
 
 def compare_local(check: BufferCheck, compiled: torch.Tensor, local: torch.Tensor, readback: Readback) -> None:
@@ -315,28 +327,58 @@ def _observe(c: Any, edits: Mapping[Any, str] | None, mutated: dict[str, set[str
 # ------------------------------------------------------------------------------------------ the report
 
 
-def _references(graph: Any, inputs: list[Any], written: set[str],
-                want_exact: bool) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
-    """The graph's node values in eager (None when it cannot run eagerly) and in float64 (empty when it
-    cannot: flash and memory-efficient attention on a GPU have no float64 kernel), and a note saying
-    what is missing. Without float64 values kernels are still compared against eager."""
+def _reference(graph: Any, inputs: list[Any], written: set[str], upcast: bool) -> tuple[dict[str, Any] | None, str]:
+    """The graph's node values, kept, in eager (float64 when ``upcast``), or None and a note saying why
+    there are none."""
     gm = graph.post_grad.module
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(inputs):
-        return None, {}, (f"{graph.id}: the graph has {len(placeholders)} inputs but was called with {len(inputs)}; "
-                          "its kernels were not compared")
+        return None, (f"{graph.id}: the graph has {len(placeholders)} inputs but was called with {len(inputs)}; "
+                      "its kernels were not compared")
     try:
-        eager = reference.node_values(gm, inputs, written=written)
+        return reference.node_values(gm, inputs, upcast=upcast, written=written), ""
     except Exception as error:  # an op with no eager implementation: say so, keep the rest of the report
-        return None, {}, f"{graph.id}: running its post-grad graph eagerly failed ({type(error).__name__}: {error})"
-    if not want_exact:
-        return eager, {}, ""
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        run = "in float64" if upcast else "eagerly"
+        return None, (f"{graph.id}: running its post-grad graph {run} failed ({type(error).__name__}: {first}); "
+                      "its kernels were not compared")
+
+
+def _float64_distances(graph: Any, inputs: list[Any], written: set[str], kept_upcast: bool,
+                       wanted: dict[str, dict[int, list[tuple[torch.Tensor, BufferCheck, torch.Tensor]]]],
+                       readback: Readback) -> str:
+    """Each compared buffer's distance from the exact result, and eager's: the graph runs once more, in
+    the run the comparison did not keep (float64 after an eager reference, eager after a float64 one),
+    and each node's value meets the buffers of it in ``wanted`` (node -> run -> (compiled value, check,
+    the kept reference's value)) as it is computed, then is dropped. A buffer of a loop's body called
+    more times than the node ran meets the node's last value. Returns a note when that run fails (the
+    buffers it had not reached have no distances): flash and memory-efficient attention on a GPU have no
+    float64 kernel."""
+    latest: dict[str, torch.Tensor] = {}
+
+    def meet(entries: list[tuple[torch.Tensor, BufferCheck, torch.Tensor]], value: torch.Tensor) -> None:
+        for compiled, item, kept in entries:
+            eager, exact = (value, kept) if kept_upcast else (kept, value)
+            compare_float64(item, compiled, eager, exact, readback)
+
+    def seen(name: str, run: int, value: Any) -> None:
+        runs = wanted.get(name)
+        if runs and isinstance(value, torch.Tensor):
+            meet(runs.pop(run, []), value)
+            if runs:  # later runs are wanted: the last value serves those the node does not reach
+                latest[name] = value
+
     try:
-        return eager, reference.node_values(gm, inputs, upcast=True, written=written), ""
+        reference.stream_values(graph.post_grad.module, inputs, seen, upcast=not kept_upcast, written=written)
     except Exception as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return eager, {}, (f"{graph.id}: running its post-grad graph in float64 failed ({type(error).__name__}: "
-                           f"{first}); its kernels are compared against eager only")
+        run = "eagerly" if kept_upcast else "in float64"
+        return (f"{graph.id}: running its post-grad graph {run} failed ({type(error).__name__}: {first}); "
+                f"its kernels are compared against {'float64' if kept_upcast else 'eager'} only")
+    for name, value in latest.items():
+        for entries in wanted[name].values():
+            meet(entries, value)
+    return ""
 
 
 @slots.check_numerics.fill
@@ -364,13 +406,15 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
     readback = Readback()
     for record in order:
         graph = graphs[record.graph]
-        eager, exact, note = _references(graph, record.inputs, mutated.get(graph.id, set()), want_exact=True)
+        upcast = reference_kind == "float64"
+        values, note = _reference(graph, record.inputs, mutated.get(graph.id, set()), upcast)
         if note:
             notes.append(note)
-        ran[graph.id].update(eager or ())
-        missing = eager is None or (reference_kind == "float64" and not exact)
+        ran[graph.id].update(values or ())
         kept: dict[tuple[str, int], list[tuple[torch.Tensor, BufferCheck]]] = defaultdict(list)  # node, run -> buffers
         given: dict[tuple[str, int], list[Any]] = {}  # node, run -> the arguments its extern kernel was called with
+        # node -> run -> the buffers to measure against float64, each with its reference value
+        wanted: dict[str, dict[int, list[tuple[torch.Tensor, BufferCheck, torch.Tensor]]]] = defaultdict(lambda: defaultdict(list))
         for kernel_id, index, written in record.writes:
             kernel = graph.kernel(kernel_id)
             iteration = index // max(1, len(call_sites.get((graph.id, kernel_id), ())))  # of a loop its call sites are in
@@ -381,7 +425,7 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                 node = buffer_nodes.get(graph.id, {}).get(buffer)
                 item = BufferCheck(buffer, node, index, dtype=str(value.dtype), shape=list(value.shape))
                 row.buffers.append(item)
-                if missing:
+                if values is None:
                     item.note = "no reference (see the report's notes)"
                 elif node is None and buffer in inputs_of[graph.id]:
                     item.note = "a graph input the kernel updates in place, with no copy back in the graph"
@@ -391,18 +435,23 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                 elif node in random_of.get(graph.id, {}):
                     item.note = (f"depends on the random op {random_of[graph.id][node]}: eager and the compiled kernel "
                                  "draw different numbers")
-                elif node not in eager:
+                elif node not in values:
                     item.note = f"the node {node} did not run in the eager reference (a branch that was not taken)"
-                elif not isinstance(ref := _call_value(eager, node, iteration), torch.Tensor):
+                elif not isinstance(ref := _call_value(values, node, iteration), torch.Tensor):
                     item.note = f"the node {node} does not produce one tensor"
                 else:
-                    truth = _call_value(exact, node, iteration)
-                    compare(item, value, ref if reference_kind == "eager" else truth, truth, rtol, atol, readback)
+                    compare(item, value, ref, rtol, atol, readback)
                     if item.compared:
                         kept[(node, iteration)].append((value, item))
+                        wanted[node][iteration].append((value, item, ref))
                     if kernel_id in record.extern_args:
                         given[(node, iteration)] = record.extern_args[kernel_id]
-        del eager, exact  # the local run keeps no values: only one graph's are held at a time
+        del values  # only the references ``wanted`` holds stay
+        if wanted:
+            note = _float64_distances(graph, record.inputs, mutated.get(graph.id, set()), upcast, wanted, readback)
+            if note:
+                notes.append(note)
+        del wanted  # the local run keeps no values: only one graph's are held at a time
         readback.read()  # the local errors are computed where the propagated ones leave tolerance
         if any(item.ok is False for buffers in kept.values() for _, item in buffers):
             note = _local_errors(graph, record.inputs, mutated[graph.id], kept, given, reference_kind == "float64",

@@ -83,7 +83,7 @@ def _matches_eager(rtol: float | None, atol: float | None) -> Callable[[Any, Any
         ok, worst_abs, worst_rel, worst = True, 0.0, 0.0, ""
         for i, (a, b) in enumerate(zip(got, want)):
             check = BufferCheck(f"output {i}", None, 0)
-            numerics.compare(check, a, b, None, rtol, atol)
+            numerics.compare(check, a, b, rtol, atol)
             if not check.compared:
                 return False, f"output {i}: {check.note}"
             ok = ok and bool(check.ok)

@@ -184,14 +184,22 @@ def test_a_graph_with_no_float64_kernel_is_still_compared_against_eager(cancella
     # Memory-efficient attention on a GPU has no float64 kernel: the float64 run of such a graph fails.
     # The eager comparison must not be lost with it (it was, for every kernel of every GPU sweep point).
     c, _, _ = cancellation
-    real = numerics.reference.node_values
+    real_kept, real_streamed = numerics.reference.node_values, numerics.reference.stream_values
 
-    def no_float64(gm, inputs, upcast=False, written=None):
+    def refuse(upcast):
         if upcast:
             raise RuntimeError('"efficient_attention" not implemented for \'Double\'\nmore detail')
-        return real(gm, inputs, written=written)
+
+    def no_float64(gm, inputs, upcast=False, written=None):
+        refuse(upcast)
+        return real_kept(gm, inputs, written=written)
+
+    def no_float64_streamed(gm, inputs, visit, upcast=False, written=None):
+        refuse(upcast)
+        return real_streamed(gm, inputs, visit, written=written)
 
     monkeypatch.setattr(numerics.reference, "node_values", no_float64)
+    monkeypatch.setattr(numerics.reference, "stream_values", no_float64_streamed)
     report = c.check_numerics()
     fused = next(k for k in c.kernels if k.language == "cpp")
     assert report.kernels[fused.id].compared and report.kernels[fused.id].compiled_vs_float64 is None
@@ -235,6 +243,37 @@ def test_reference_runs_copy_only_the_inputs_their_graph_writes():
     assert eager["z_1"][0] is inputs[2] and exact["z_1"][0] is inputs[2]  # read, so not copied
     assert eager["x_1"][0].tolist() == [[1.0, 0.0], [0.0, 0.0]] and eager["y_1"][0].tolist() == [2.0] * 4
     assert exact["x_1"][0].dtype == exact["add"][0].dtype == torch.float64  # upcast where an op read it
+
+
+def test_a_streamed_run_hands_over_the_values_a_kept_run_keeps_and_keeps_none_itself():
+    import weakref
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def chain(x, w):
+        h = (x @ w).sin()
+        return (h * h).sum(-1) + h.mean()
+
+    gm = make_fx(chain)(torch.randn(4, 8, dtype=torch.bfloat16), torch.randn(8, 8, dtype=torch.bfloat16))
+    inputs = [torch.randn(4, 8, dtype=torch.bfloat16), torch.randn(8, 8, dtype=torch.bfloat16)]
+    kept = numerics.reference.node_values(gm, inputs, upcast=True)
+    last = [n.name for n in gm.graph.nodes if n.op == "call_function"][-1]  # the final add
+    streamed, refs, alive_at_last = {}, {}, []
+
+    def visit(name, run, value):
+        streamed[(name, run)] = value.clone() if isinstance(value, torch.Tensor) else value
+        if isinstance(value, torch.Tensor) and value.dtype == torch.float64:
+            refs[name] = weakref.ref(value)
+        if name == last:
+            alive_at_last.extend(n for n, ref in refs.items() if ref() is not None)
+
+    numerics.reference.stream_values(gm, inputs, visit, upcast=True)
+    assert streamed.keys() == {(name, 0) for name in kept}
+    assert all(torch.equal(streamed[(name, 0)], values[0]) for name, values in kept.items()
+               if isinstance(values[0], torch.Tensor))
+    # when the last node runs, only it and what it reads are held: the matmul, sin and product are gone
+    reads = {a.name for a in next(n for n in gm.graph.nodes if n.name == last).args if isinstance(a, torch.fx.Node)}
+    assert len(refs) >= 6 and set(alive_at_last) == {last, *reads}
 
 
 def test_integer_buffers_compare_exactly_and_nan_is_counted():

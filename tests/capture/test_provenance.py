@@ -324,3 +324,30 @@ def test_backward_nodes_of_repeated_layers_link_within_their_layer():
     linked = [n for n in backward.post_grad.nodes if n.fx]
     spread = [n.name for n in linked if len({(fx[f].module or "").split(".")[0] for f in n.fx}) > 1]
     assert linked and len(spread) <= len(linked) // 10, spread
+
+
+def _safe_softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    pos = torch.arange(q.shape[-2])
+    mask = torch.where(pos[None, :] <= pos[:, None], 0.0, float("-inf"))
+    probabilities = torch.ops.aten._safe_softmax(q @ k.transpose(-1, -2) + mask, -1)
+    return probabilities @ v
+
+
+def test_the_zeros_a_safe_softmax_writes_are_computed_by_the_kernel_writing_it():
+    # _safe_softmax is where(row fully masked, full(0), softmax): Inductor inlines the full as a constant in the
+    # where's loop and, for the backward, writes the where out as the expand the bmm reads. The kernel writing
+    # it computes the full (torch's records list it there too); it was left to no kernel.
+    from tests.conformance.torch_records import non_lazy_backward, recorded
+
+    q, k, v = (torch.randn(2, 4, 16, 16, requires_grad=True) for _ in range(3))
+    with recorded() as records, non_lazy_backward():
+        c = explorer.compile(_safe_softmax_attention, q, k, v, backward=True, cache=False)
+    forward = c.graphs[0]
+    fulls = [n for n in forward.post_grad.nodes if n.target == "aten.full.default"]
+    assert len(fulls) == 3  # the mask's 0 and -inf, and the softmax's zeros
+    for full in fulls:
+        (where,) = full.users
+        (writer,) = [kernel for kernel in forward.kernels if where in kernel.post_grad_nodes]
+        assert [kernel.id for kernel in forward.kernels if full.name in kernel.post_grad_nodes] == [writer.id]
+        (theirs,) = [nodes for key, nodes in records[0].kernel_nodes.items() if key.rpartition(":")[0] == writer.name]
+        assert full.name in theirs

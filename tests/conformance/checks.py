@@ -112,6 +112,7 @@ class GraphFacts:
                 self.computed_by[name].append(kernel.id)
         self.subgraphs = {n.subgraph for n in graph.post_grad.nodes if n.subgraph}
         self.written_at = _written_at(graph)
+        self.live_fx: set[str] | None = None  # _live_fx
         self._functions: dict[str, str | None] = {}
         self._buffers: dict[str, set[str]] | None = None
         self._may_hold: dict[str, set[str]] | None = None
@@ -604,6 +605,8 @@ def _computes_nothing(fx: Any, facts: GraphFacts) -> str:
     name = fx.target.rsplit(".", 1)[-1]
     if not fx.users:
         return "its value is never used"
+    if fx.name not in _live_fx(facts):  # read only by dead code (transformers' unused ``kv_arange = arange + offset``)
+        return "its value reaches no output: only dead code reads it"
     if name in _VIEW_CALLS:
         return "a view or a copy that was a no-op"
     source = facts.fx.get(fx.inputs[0]) if fx.inputs else None
@@ -682,7 +685,14 @@ _OPERATORS_IN_PLACE = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", 
 
 
 def _live_fx(facts: GraphFacts) -> set[str]:
-    """The FX nodes whose values reach the output or an in-place call (``p.add_``, ``x += 1``)."""
+    """The FX nodes whose values reach the output or an in-place call (``p.add_``, ``x += 1``); worked out
+    once a graph."""
+    if facts.live_fx is None:
+        facts.live_fx = _reach_live(facts)
+    return facts.live_fx
+
+
+def _reach_live(facts: GraphFacts) -> set[str]:
     def writes(target: str) -> bool:
         module, _, name = target.rpartition(".")
         if module in ("operator", "_operator"):

@@ -113,12 +113,19 @@ def _later(kernel: str, other: str, facts: Any) -> bool:
 
 def may_hold(facts: Any) -> dict[str, set[str]]:
     """Buffer -> the post-grad nodes it may hold, from Inductor's IR: the node it holds where Inductor
-    recorded one (``origin_node``), else any node Inductor lists for the IR node writing it."""
+    recorded one (``origin_node``), else any node Inductor lists for the IR node writing it. A buffer an
+    in-place op writes into (an ``index_put_`` accumulating into zeros) first holds what its writer
+    computes (the ``full`` of zeros), though Inductor records the op's final value."""
     out: dict[str, set[str]] = {}
     for ir in facts.graph.loop_ir:
         for buffer in ir.buffers:
             held = ir.buffer_nodes.get(buffer)
-            out[buffer] = {held} if held else set(ir.origins) | set(ir.inherited_origins)
+            if not held:
+                out[buffer] = set(ir.origins) | set(ir.inherited_origins)
+            elif held in facts.nodes and _writes(held, facts):
+                out[buffer] = {held, *ir.origins}
+            else:
+                out[buffer] = {held}
     return out
 
 
