@@ -2,9 +2,10 @@
 
 The exported program's module goes through the same Inductor lowering, scheduling and codegen as a
 Dynamo graph, so the capture's recorder receives it the same way (``_torch/aot_compile`` routes
-AOTInductor's inner compile and its C++ output to it; only codegen's recorder differs). What differs is kept here: the export stage
-(signature, range constraints of dynamic dims), the C++ wrapper and kernel file as the wrapper stage,
-and the runs, which load the ``.pt2`` package with ``aoti_load_package`` as a deployment does.
+AOTInductor's inner compile and its C++ output to it), with codegen's recorder swapped for ``_AotOutput``.
+What differs is kept here: the export stage (signature, range constraints of dynamic dims), the C++
+wrapper and kernel file as the wrapper stage, and the runs, which load the ``.pt2`` package with
+``aoti_load_package`` as a deployment does.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from ..model.errors import CompileError, ExportError
 from ..model.export import ExportStage
 from . import compile_errors, export_errors, package_check, toggles
 from .capture import _Recorder
+from .capture_request import CaptureRequest, compilation_from_capture
 from .recording.codegen import CodegenRecorder
 from .recording.state import CaptureState
-from .capture_request import CaptureRequest, compilation_from_capture
 from .specs import user_sources
 
 
@@ -74,14 +75,6 @@ class _AotOutput(CodegenRecorder):
         record.kernel_traces = {k: v for k, v in traces.items() if k not in self.first_pass_keys}
         record.wrapper, record.kernel_code, record.wrapper_language = wrapper, kernel_code, "cpp"
         record.wrapper_fx = None
-
-
-class _ExportRecorder(_Recorder):
-    """The capture's recorder with AOTInductor's codegen (``_AotOutput``), which also hears the C++ output."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.codegen = self.aot_output = _AotOutput(self.state)
 
 
 def capture_export(
@@ -137,14 +130,15 @@ def _capture(request: ExportRequest) -> Compilation:
     except Exception as error:
         raise ExportError(export_errors.message(error), export_errors.hint(error, request.strict)) from error
     exported = time.perf_counter() - started
-    recorder = _ExportRecorder({**request.settings, **hooks.KERNEL_RANGES}, request.device, request.trace_dir)
+    recorder = _Recorder({**request.settings, **hooks.KERNEL_RANGES}, request.device, request.trace_dir)
     state = recorder.state
+    recorder.codegen = aot_output = _AotOutput(state)
     state.enter("aot")
     mark = timing.mark()
     package_path = None if request.package_path is None else str(request.package_path)
     try:
         with recorder.capturing(), aot_compile.observed(recorder.dynamo.on_dynamo_graph, recorder.aot.around_inner,
-                                                       recorder.aot_output.on_aot_code):
+                                                       aot_output.on_aot_code):
             path = aot_compile.compile_and_package(program, package_path, {})
         state.active = False
         progress.step("load", detail="aoti_load_package")
