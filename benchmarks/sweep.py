@@ -46,6 +46,15 @@ from tests import workloads  # noqa: E402
 GRID = {"allow_buffer_reuse": [True, False], "inplace_buffers": [True, False], "loop_ordering_after_fusion": [True, False]}
 
 
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """The swept block's sizes and the profiled runs per point, as this sweep and benchmarks/two_gpus.py take them."""
+    parser.add_argument("--dim", type=int, default=768)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--seq", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=10)
+
+
 def _configs() -> list[dict]:
     import itertools
 
@@ -75,11 +84,7 @@ def _summary(result: explorer.Sweep) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dim", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--seq", type=int, default=512)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--runs", type=int, default=10)
+    add_workload_arguments(parser)
     parser.add_argument("--workers", type=int, help="workers of the 'every worker' sweeps (default: one per GPU)")
     parser.add_argument("--out", type=Path)
     recording.add_argument(parser)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import explorer  # noqa: E402
 from benchmarks import recording  # noqa: E402
-from benchmarks.sweep import GRID  # noqa: E402
+from benchmarks.sweep import GRID, add_workload_arguments  # noqa: E402
 from tests import workloads  # noqa: E402
 
 
@@ -152,11 +152,7 @@ def two_ranks(failures: list[str]) -> recording.Table:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dim", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--seq", type=int, default=512)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--runs", type=int, default=10)
+    add_workload_arguments(parser)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--oom-gb", type=float, default=1024)
     recording.add_argument(parser)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# the explorer's own intervals that are phases of their own (compiler/pipeline/capture.py records them)
+# the explorer's own intervals that are phases of their own (compiler/pipeline/recording/compile_time.py keeps them)
 STARTING = "starting the capture"  # from the call to torch.compile: imports, settings, the cache store opened
 READING_STORE = "reading the store"  # a served graph's stored stages read
 LOADING_SERVED = "loading served stages"  # a served graph's stages made model objects, live parts attached

@@ -154,6 +154,42 @@ def _wrapper_index(record: InnerRecord) -> tuple[dict[str, Any], dict[str, tuple
 
 
 def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage, fx: FxStage) -> list[Kernel]:
+    kernels, scheduled = _wrapper_kernels(record)
+    if not loop_ir:  # a log's kernels, in codegen order: Inductor's map alone, which over-claims inputs' nodes
+        for kernel, nodes in zip(kernels, log_claims([k.post_grad_nodes for k in kernels], post_grad.nodes)):
+            kernel.post_grad_nodes = nodes
+    live = loaded_kernels(kernels, record.compiled_fn)
+    index = _Index(loop_ir, post_grad, fx)
+    wrapper_lines = record.wrapper.splitlines()
+    found = [_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
+    members = [_attach_members(kernel, mine, outputs, bool(scheduled.get(kernel.id)))
+               for kernel, mine, outputs in zip(kernels, found, outputs_of_calls(found, loop_ir))]
+    for kernel, parts in zip(kernels, parts_in_place(members, loop_ir)):
+        kernel.post_grad_nodes += [n for n in parts if n not in kernel.post_grad_nodes]
+    if loop_ir:  # a log's kernels had the views moved with the rest of its claims
+        partial = {r["name"]: set(r.get("partial", ())) for r in record.loop_ir}
+        in_part = [_in_part(mine, partial) for mine in members]
+        in_kernels = {n.name for mine in members for n in mine}  # a cond's outputs are written by no kernel
+        index.written = {v for r in record.loop_ir if r["name"] in in_kernels for v in r.get("holds", ())
+                         if v in r["origins"] and v in index.post_grad and provenance.is_view(index.post_grad[v])}
+        placed = views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part, index.written)
+        for kernel, nodes in zip(kernels, placed):
+            kernel.post_grad_nodes = nodes
+    for kernel, mine in zip(kernels, members):
+        _attach_links(kernel, record, index, mine)
+        if kernel.language in ("triton", "template"):
+            _triton_meta(kernel, wrapper_lines, live)
+    with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
+    if with_ir:
+        record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
+    return kernels
+
+
+def _wrapper_kernels(record: InnerRecord) -> tuple[list[Kernel], dict[str, list[str]]]:
+    """The graph's kernels as the wrapper and Inductor's provenance name them (one per provenance key, a kernel
+    called for several groups once; then those defined without provenance; extern calls without a handle
+    placed by their call), each with the post-grad nodes provenance gives it; and kernel id -> the scheduler
+    nodes codegen emitted it for."""
     definitions, call_lines = _wrapper_index(record)
     base_counts = Counter(_split_key(key) for key in record.provenance)
     kernels: list[Kernel] = []
@@ -193,34 +229,7 @@ def _kernels(record: InnerRecord, loop_ir: list[LoopIRNode], post_grad: FxStage,
         kernels.insert(later, Kernel(id=kernel_id, name=call.name, language="extern", source=call.text,
                                      wrapper_lines=[call.line]))
         scheduled[kernel_id] = [call.node]
-    if not loop_ir:  # a log's kernels, in codegen order: Inductor's map alone, which over-claims inputs' nodes
-        for kernel, nodes in zip(kernels, log_claims([k.post_grad_nodes for k in kernels], post_grad.nodes)):
-            kernel.post_grad_nodes = nodes
-    live = loaded_kernels(kernels, record.compiled_fn)
-    index = _Index(loop_ir, post_grad, fx)
-    wrapper_lines = record.wrapper.splitlines()
-    found = [_members(kernel, record, index, scheduled.get(kernel.id, [])) for kernel in kernels]
-    members = [_attach_members(kernel, mine, outputs, bool(scheduled.get(kernel.id)))
-               for kernel, mine, outputs in zip(kernels, found, outputs_of_calls(found, loop_ir))]
-    for kernel, parts in zip(kernels, parts_in_place(members, loop_ir)):
-        kernel.post_grad_nodes += [n for n in parts if n not in kernel.post_grad_nodes]
-    if loop_ir:  # a log's kernels had the views moved with the rest of its claims
-        partial = {r["name"]: set(r.get("partial", ())) for r in record.loop_ir}
-        in_part = [_in_part(mine, partial) for mine in members]
-        in_kernels = {n.name for mine in members for n in mine}  # a cond's outputs are written by no kernel
-        index.written = {v for r in record.loop_ir if r["name"] in in_kernels for v in r.get("holds", ())
-                         if v in r["origins"] and v in index.post_grad and provenance.is_view(index.post_grad[v])}
-        placed = views_to_readers([k.post_grad_nodes for k in kernels], index.post_grad, in_part, index.written)
-        for kernel, nodes in zip(kernels, placed):
-            kernel.post_grad_nodes = nodes
-    for kernel, mine in zip(kernels, members):
-        _attach_links(kernel, record, index, mine)
-        if kernel.language in ("triton", "template"):
-            _triton_meta(kernel, wrapper_lines, live)
-    with_ir = [k for k in kernels if k.language in ("triton", "template") and k.name in live]
-    if with_ir:
-        record.timings["kernel_ir"] = round(_kernel_irs(with_ir, live), 6)
-    return kernels
+    return kernels, scheduled
 
 
 def _first_call(kernel: Kernel) -> int:

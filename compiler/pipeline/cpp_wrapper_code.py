@@ -17,7 +17,7 @@ import ast
 import re
 import textwrap
 
-from .wrapper_code import KernelDefinition, mentions
+from .wrapper_code import KernelDefinition, handle_comments, mentions
 
 _HANDLE_COMMENT = re.compile(r"//\s*\[Provenance debug handles\]\s*(?P<key>\S+)")
 _EXTERN_C = re.compile(r'^extern\s+"C"[^(;{\n]*?\b(?P<name>[A-Za-z_]\w*)\s*\(', re.MULTILINE)
@@ -96,16 +96,13 @@ def handle_call_lines(wrapper: str) -> dict[str, tuple[int, str]]:
     """Provenance key (``name:handle``) -> (line number, text) of the C++ statement it annotates."""
     lines = wrapper.splitlines()
     out: dict[str, tuple[int, str]] = {}
-    for index, line in enumerate(lines):
-        match = _HANDLE_COMMENT.search(line)
-        if match is None:
-            continue
-        name = match["key"].rpartition(":")[0] or match["key"]
+    for index, key in handle_comments(lines, _HANDLE_COMMENT):
+        name = key.rpartition(":")[0] or key
         statements = [(follow + 1, lines[follow].strip()) for follow in range(index + 1, min(index + 8, len(lines)))]
         statements = [(number, text) for number, text in statements if text and not text.startswith(("//", "{", "}"))]
         calling = [(number, text) for number, text in statements if name in text]  # past the shim's array constants
         if calling or statements:
-            out[match["key"]] = (calling or statements)[0]
+            out[key] = (calling or statements)[0]
     return out
 
 

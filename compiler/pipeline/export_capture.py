@@ -2,9 +2,10 @@
 
 The exported program's module goes through the same Inductor lowering, scheduling and codegen as a
 Dynamo graph, so the capture's recorder receives it the same way (``_torch/aot_compile`` routes
-AOTInductor's inner compile and its C++ output to it). What differs is kept here: the export stage
-(signature, range constraints of dynamic dims), the C++ wrapper and kernel file as the wrapper stage,
-and the runs, which load the ``.pt2`` package with ``aoti_load_package`` as a deployment does.
+AOTInductor's inner compile and its C++ output to it), with codegen's recorder swapped for ``_AotOutput``.
+What differs is kept here: the export stage (signature, range constraints of dynamic dims), the C++
+wrapper and kernel file as the wrapper stage, and the runs, which load the ``.pt2`` package with
+``aoti_load_package`` as a deployment does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from ..model.export import ExportStage
 from . import compile_errors, export_errors, package_check, toggles
 from .capture import _Recorder
 from .capture_request import CaptureRequest, compilation_from_capture
+from .recording.codegen import CodegenRecorder
+from .recording.state import CaptureState
 from .specs import user_sources
 
 
@@ -41,20 +44,20 @@ class ExportRequest(CaptureRequest):
     strict: bool = False  # torch.export's strict mode
 
 
-class _ExportRecorder(_Recorder):
-    """The capture's recorder, told about the AOT output: the C++ wrapper and kernel file replace what the
-    Python output hook saw (on a GPU, AOT codegen runs twice: a Python pass that autotunes, then the C++
-    pass that is packaged; only the second pass's stages are the package's)."""
+class _AotOutput(CodegenRecorder):
+    """Codegen of an AOTInductor compile: the C++ wrapper and kernel file replace what the Python output hook
+    saw (on a GPU, AOT codegen runs twice: a Python pass that autotunes, then the C++ pass that is packaged;
+    only the second pass's stages are the package's)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, state: CaptureState) -> None:
+        super().__init__(state)
         self.first_pass_keys: set[str] = set()
 
     def on_output_code(self, code: str) -> None:
         """The Python pass of AOT codegen on a GPU: keep its Triton sources, forget its scheduling records
         (the C++ pass schedules again and reports every node anew)."""
         super().on_output_code(code)
-        record = self.current
+        record = self.state.current
         if record is None:
             return
         record.python_pass = code
@@ -63,10 +66,10 @@ class _ExportRecorder(_Recorder):
         record.node_lines, record.kernel_nodes, record.combos = {}, {}, {}
 
     def on_aot_code(self, wrapper: str, kernel_code: str) -> None:
-        record = self.current
+        record = self.state.current
         if record is None:
             return
-        self.enter("kernel compile")
+        self.state.enter("kernel compile")
         provenance, traces = provenance_tables()
         record.provenance = {k: v for k, v in provenance.items() if k not in self.first_pass_keys}
         record.kernel_traces = {k: v for k, v in traces.items() if k not in self.first_pass_keys}
@@ -127,15 +130,17 @@ def _capture(request: ExportRequest) -> Compilation:
     except Exception as error:
         raise ExportError(export_errors.message(error), export_errors.hint(error, request.strict)) from error
     exported = time.perf_counter() - started
-    recorder = _ExportRecorder({**request.settings, **hooks.KERNEL_RANGES}, request.device, request.trace_dir)
-    recorder.enter("aot")
+    recorder = _Recorder({**request.settings, **hooks.KERNEL_RANGES}, request.device, request.trace_dir)
+    state = recorder.state
+    recorder.codegen = aot_output = _AotOutput(state)
+    state.enter("aot")
     mark = timing.mark()
     package_path = None if request.package_path is None else str(request.package_path)
     try:
-        with recorder.capturing(), aot_compile.observed(recorder.on_dynamo_graph, recorder.around_inner,
-                                                       recorder.on_aot_code):
+        with recorder.capturing(), aot_compile.observed(recorder.dynamo.on_dynamo_graph, recorder.aot.around_inner,
+                                                       aot_output.on_aot_code):
             path = aot_compile.compile_and_package(program, package_path, {})
-        recorder.active = False
+        state.active = False
         progress.step("load", detail="aoti_load_package")
         refused = package_check.refusal(path, lambda: _compiler_name(request.settings))
         if refused:
@@ -145,13 +150,13 @@ def _capture(request: ExportRequest) -> Compilation:
         with torch.no_grad():
             outputs = loaded(*args, **kwargs)
     except CompileError:
-        recorder.active = False
+        state.active = False
         raise
     except Exception as error:
-        recorder.active = False
-        stage = recorder.stage if recorder.inner else "aot"
+        state.active = False
+        stage = state.stage if state.inner else "aot"
         raise CompileError(stage, compile_errors.describe(error), None) from error
-    for record in recorder.inner:
+    for record in state.inner:
         record.compiled_fn = None  # AOT's inner compile returns file paths, not a callable wrapper
     graphs = recorder.graphs()
     raw = timing.since(mark)
@@ -161,10 +166,10 @@ def _capture(request: ExportRequest) -> Compilation:
                         dynamic_shapes="" if dynamic_shapes is None else repr(dynamic_shapes), strict=request.strict,
                         package_path=str(path))
     live = LiveHandles(loaded, module, args, kwargs, grad_enabled=False, outputs=outputs, rerun=_no_recompile,
-                       build_package=_package_builder(program, recorder.settings, request.device))
+                       build_package=_package_builder(program, state.settings, request.device))
     return compilation_from_capture(request, live, graphs=graphs, timings=timings, sources=user_sources(graphs),
                                     dynamo=DynamoStage(), log_path=recorder.log_path, export=stage,
-                                    notes=recorder.notes)
+                                    notes=state.notes)
 
 
 def _compiler_name(settings: dict[str, Any]) -> str:

@@ -83,18 +83,24 @@ def _find_calls(wrapper: str, found: dict[str, KernelDefinition]) -> None:
             definition.calls.append(lineno)
 
 
+def handle_comments(lines: list[str], comment: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    """(index, provenance key) of each of ``lines`` holding Inductor's provenance handle comment, as
+    ``comment`` (with a group ``key``) matches it in the wrapper's language."""
+    for index, line in enumerate(lines):
+        match = comment.search(line)
+        if match is not None:
+            yield index, match["key"]
+
+
 def handle_call_lines(wrapper: str) -> dict[str, tuple[int, str]]:
     """Provenance key (``name:handle``) -> (line number, text) of the wrapper call it annotates."""
     lines = wrapper.splitlines()
     out: dict[str, tuple[int, str]] = {}
-    for index, line in enumerate(lines):
-        match = _HANDLE_COMMENT.search(line)
-        if match is None:
-            continue
+    for index, key in handle_comments(lines, _HANDLE_COMMENT):
         for follow in range(index + 1, min(index + 4, len(lines))):
             text = lines[follow].strip()
             if text and not text.startswith("#"):
-                out[match["key"]] = (follow + 1, text)
+                out[key] = (follow + 1, text)
                 break
     return out
 

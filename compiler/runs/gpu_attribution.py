@@ -56,6 +56,31 @@ class _GraphCall:
     keys: list[str | None]  # the profile key each top-level event stands for
 
 
+class _Sorted:
+    """A profile's events by what they are to the attribution: device activities, and host events of their
+    own (runtime calls are linked to one), by correlation id, split into graph-call marks, run marks and
+    the host operators inside graph calls."""
+
+    def __init__(self, events: list[RawEvent], run_mark: str, graph_prefix: str) -> None:
+        self.host: dict[int, RawEvent] = {}
+        self.activities: list[RawEvent] = []
+        self.marks: dict[int, list[RawEvent]] = defaultdict(list)  # graph-call marks, by thread
+        self.ops: dict[int, list[RawEvent]] = defaultdict(list)  # other host events, by thread
+        self.runs: list[RawEvent] = []  # run marks, by start
+        for event in events:
+            if event.on_device:
+                self.activities.append(event)
+            elif event.linked == 0:
+                self.host[event.correlation] = event
+                if event.name.startswith(graph_prefix):
+                    self.marks[event.thread].append(event)
+                elif event.name == run_mark:
+                    self.runs.append(event)
+                else:
+                    self.ops[event.thread].append(event)
+        self.runs.sort(key=lambda e: e.start_ns)
+
+
 class _Graphs:
     """Per graph: its kernels by name and its extern calls in wrapper order."""
 
@@ -109,25 +134,11 @@ def attribute_gpu(c: Any, refs: dict[str, KernelRef], events: list[RawEvent], ru
     """Attribute the GPU activities of ``events`` (runs marked ``run_mark``, graph calls marked
     ``graph_prefix + graph id``) to the kernels of compilation ``c``."""
     graphs = _Graphs(c, refs)
-    host: dict[int, RawEvent] = {}
-    activities: list[RawEvent] = []
-    marks: dict[int, list[RawEvent]] = defaultdict(list)
-    ops: dict[int, list[RawEvent]] = defaultdict(list)
-    runs: list[RawEvent] = []
-    for event in events:
-        if event.on_device:
-            activities.append(event)
-        elif event.linked == 0:  # a host event of its own (runtime calls are linked to one)
-            host[event.correlation] = event
-            if event.name.startswith(graph_prefix):
-                marks[event.thread].append(event)
-            elif event.name == run_mark:
-                runs.append(event)
-            else:
-                ops[event.thread].append(event)
-    calls = {thread: _graph_calls(items, ops[thread], graph_prefix, graphs) for thread, items in marks.items()}
+    sorted_events = _Sorted(events, run_mark, graph_prefix)
+    host, activities, runs = sorted_events.host, sorted_events.activities, sorted_events.runs
+    calls = {thread: _graph_calls(items, sorted_events.ops[thread], graph_prefix, graphs)
+             for thread, items in sorted_events.marks.items()}
     call_starts = {thread: [call.start for call in items] for thread, items in calls.items()}
-    runs.sort(key=lambda e: e.start_ns)
     run_starts = [run.start_ns for run in runs]
     last = runs[-1] if runs else None
     out = Attributed()

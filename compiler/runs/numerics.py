@@ -384,14 +384,7 @@ def _float64_distances(graph: Any, inputs: list[Any], written: set[str], kept_up
 @slots.check_numerics.fill
 def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol: float | None = None,
           edits: Mapping[Any, str] | None = None) -> NumericsReport:
-    if c.export is None:
-        replay.check_python_wrapper(c, "check_numerics()")
-    if reference_kind not in REFERENCES:
-        raise ValueError(f"check_numerics(reference={reference_kind!r}): use one of {REFERENCES}")
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
-            raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
-    replay.check_runnable(c, "check_numerics()")
+    _check_arguments(c, reference_kind, rtol, atol)
     mutated = {g.id: reference.mutated_inputs(g.post_grad.module) for g in c.graphs if g.post_grad.module is not None}
     order, call_sites, edited, notes = _observe(c, edits, mutated)
     graphs = {g.id: g for g in c.graphs}
@@ -425,21 +418,10 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
                 node = buffer_nodes.get(graph.id, {}).get(buffer)
                 item = BufferCheck(buffer, node, index, dtype=str(value.dtype), shape=list(value.shape))
                 row.buffers.append(item)
-                if values is None:
-                    item.note = "no reference (see the report's notes)"
-                elif node is None and buffer in inputs_of[graph.id]:
-                    item.note = "a graph input the kernel updates in place, with no copy back in the graph"
-                elif node is None:
-                    item.note = ("no post-grad node holds this buffer's value (an intermediate Inductor introduced, "
-                                 "such as one output of a fused multi-output reduction)")
-                elif node in random_of.get(graph.id, {}):
-                    item.note = (f"depends on the random op {random_of[graph.id][node]}: eager and the compiled kernel "
-                                 "draw different numbers")
-                elif node not in values:
-                    item.note = f"the node {node} did not run in the eager reference (a branch that was not taken)"
-                elif not isinstance(ref := _call_value(values, node, iteration), torch.Tensor):
-                    item.note = f"the node {node} does not produce one tensor"
-                else:
+                item.note = "no reference (see the report's notes)" if values is None else _no_reference(
+                    buffer, node, iteration, values, inputs_of[graph.id], random_of.get(graph.id, {}))
+                if not item.note:
+                    ref = _call_value(values, node, iteration)
                     compare(item, value, ref, rtol, atol, readback)
                     if item.compared:
                         kept[(node, iteration)].append((value, item))
@@ -459,16 +441,54 @@ def check(c: Any, reference_kind: str = "eager", rtol: float | None = None, atol
             if note:
                 notes.append(note)
     readback.read()
-    for graph in c.graphs:  # kernels that never ran (or were not observed) still get a row
+    _add_unobserved(c, keys, rows, random_of, ran)
+    first = next((key for key, row in rows.items() if row.introduces_error), None)
+    report = NumericsReport(reference_kind, c.device, rtol, atol, rows, first, notes=notes, edited=edited)
+    _link(report, c)
+    return report
+
+
+def _check_arguments(c: Any, reference_kind: str, rtol: float | None, atol: float | None) -> None:
+    """Refuse, before anything runs, a compilation check_numerics cannot run or a reference or tolerance it
+    does not know."""
+    if c.export is None:
+        replay.check_python_wrapper(c, "check_numerics()")
+    if reference_kind not in REFERENCES:
+        raise ValueError(f"check_numerics(reference={reference_kind!r}): use one of {REFERENCES}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"check_numerics({name}={value!r}): give a number >= 0, or None for the per-dtype default")
+    replay.check_runnable(c, "check_numerics()")
+
+
+def _no_reference(buffer: str, node: str | None, iteration: int, values: dict[str, list[Any]], inputs: set[str],
+                  random: dict[str, str]) -> str:
+    """Why a buffer a kernel wrote has no reference value to be compared with ("" when it has one): ``node``,
+    the post-grad node holding its value; ``values``, the reference run's; ``inputs``, the graph's
+    placeholders; ``random``, its random nodes."""
+    if node is None and buffer in inputs:
+        return "a graph input the kernel updates in place, with no copy back in the graph"
+    if node is None:
+        return ("no post-grad node holds this buffer's value (an intermediate Inductor introduced, "
+                "such as one output of a fused multi-output reduction)")
+    if node in random:
+        return f"depends on the random op {random[node]}: eager and the compiled kernel draw different numbers"
+    if node not in values:
+        return f"the node {node} did not run in the eager reference (a branch that was not taken)"
+    if not isinstance(_call_value(values, node, iteration), torch.Tensor):
+        return f"the node {node} does not produce one tensor"
+    return ""
+
+
+def _add_unobserved(c: Any, keys: dict[tuple[str, str], str], rows: dict[str, KernelNumerics],
+                    random_of: dict[str, dict[str, str]], ran: dict[str, set[str]]) -> None:
+    """A row for each kernel that never ran (or was not observed), saying why it has nothing compared."""
+    for graph in c.graphs:
         for kernel in graph.kernels:
             key = keys[(graph.id, kernel.id)]
             if key not in rows:
                 note = _unobserved(kernel, random_of.get(graph.id, {}), ran.get(graph.id))
                 rows[key] = KernelNumerics(key, graph.id, kernel.id, kernel.language, 0, [BufferCheck("-", None, 0, note=note)])
-    first = next((key for key, row in rows.items() if row.introduces_error), None)
-    report = NumericsReport(reference_kind, c.device, rtol, atol, rows, first, notes=notes, edited=edited)
-    _link(report, c)
-    return report
 
 
 def _local_errors(graph: Any, inputs: list[Any], written: set[str],

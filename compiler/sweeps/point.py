@@ -141,16 +141,7 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
             on_stage(stage)
 
     try:
-        device = worker_device()
-        if device == "cpu" and options.get("threads"):
-            torch.set_num_threads(options["threads"])
-        row["threads"] = torch.get_num_threads() if device == "cpu" else None
-        key = hash(data)
-        if key not in _LOADED:
-            _LOADED.clear()
-            _LOADED[key] = payload.unpack(data, device)
-        target, input_sets = _LOADED[key]
-        inputs = input_sets[point["input_set"]]
+        target, inputs, device = _point_inputs(data, point, options, row)
         torch._dynamo.reset()  # a worker runs many points: none may reuse another's graphs
         # CPU workers time alone: other work waits while one times, and timing waits for work in progress
         # (compiler/sweeps/timing_lock.py)
@@ -160,23 +151,7 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
                 # cold: a row's compile seconds and stages are the point's own compile, whatever ran before
                 compilation = capture(target, *inputs, config=point["config"], backward=options.get("backward", False),
                                       progress_display=_stage_display(enter), cache=False)
-        if timing_lock.shared():
-            enter("wait")  # for the timing turn
-        with timing_lock.turn() as alone:
-            timed_from = time.time()
-            enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
-            row["run_ms"] = call_ms(compilation, calls=options.get("runs", 10), warmup=options.get("warmup", 2))
-            enter("profile")
-            compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
-            row["timed"], row["timed_alone"] = [timed_from, time.time()], alone if device == "cpu" else None
-        with timing_lock.working():
-            enter("memory")
-            row["peak_bytes"] = peak_bytes(compilation)
-            if options.get("check", True):
-                enter("numerics")
-                compilation.check_numerics()
-            enter("trace")
-            trace = json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
+        trace = _measured(compilation, options, row, enter, device)
         row.update(measures(compilation), status="ok", stage="done")
     except ToggleError as exc:
         row.update(stage="toggles", error=f"ToggleError: {exc}")
@@ -194,6 +169,45 @@ def run_point(data: bytes, point: dict[str, Any], options: dict[str, Any],
     row["wall_s"] = round(ended - started, 4)
     row["stage_s"] = {stage: round(end - begin, 4) for (stage, begin), (_, end) in zip(marks, marks[1:] + [("", ended)])}
     return {"row": row, "trace": trace}
+
+
+def _point_inputs(data: bytes, point: dict[str, Any], options: dict[str, Any],
+                  row: dict[str, Any]) -> tuple[Any, tuple[Any, ...], str]:
+    """The point's function, its input set and this worker's device; the payload is unpacked once per sweep
+    (a worker runs many points of one), the CPU threads set as the sweep asked."""
+    device = worker_device()
+    if device == "cpu" and options.get("threads"):
+        torch.set_num_threads(options["threads"])
+    row["threads"] = torch.get_num_threads() if device == "cpu" else None
+    key = hash(data)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = payload.unpack(data, device)
+    target, input_sets = _LOADED[key]
+    return target, input_sets[point["input_set"]], device
+
+
+def _measured(compilation: Any, options: dict[str, Any], row: dict[str, Any], enter: Callable[[str], None],
+              device: str) -> str:
+    """Time, profile, plan and check the compiled point into ``row``, each step entered as its stage; the
+    compilation's trace JSON. The timing runs in the worker's timing turn (compiler/sweeps/timing_lock.py)."""
+    if timing_lock.shared():
+        enter("wait")  # for the timing turn
+    with timing_lock.turn() as alone:
+        timed_from = time.time()
+        enter("time")  # before the profile: once torch.profiler has run in a process, launches cost more
+        row["run_ms"] = call_ms(compilation, calls=options.get("runs", 10), warmup=options.get("warmup", 2))
+        enter("profile")
+        compilation.profile(runs=options.get("runs", 10), warmup=options.get("warmup", 2))
+        row["timed"], row["timed_alone"] = [timed_from, time.time()], alone if device == "cpu" else None
+    with timing_lock.working():
+        enter("memory")
+        row["peak_bytes"] = peak_bytes(compilation)
+        if options.get("check", True):
+            enter("numerics")
+            compilation.check_numerics()
+        enter("trace")
+        return json.dumps(to_json(compilation, packed_parts=True, raw_irs=True))
 
 
 def _partial_trace(compilation: Any, row: dict[str, Any]) -> str | None:

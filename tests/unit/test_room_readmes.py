@@ -8,8 +8,8 @@ import pytest
 
 from tests.paths import ROOT
 
-ROOMS = ["compiler/model", "compiler/_torch", "compiler/pipeline", "compiler/io", "compiler/render", "compiler/runs",
-         "compiler/sweeps", "explorer"]
+ROOMS = ["compiler/model", "compiler/_torch", "compiler/pipeline", "compiler/pipeline/recording", "compiler/io",
+         "compiler/render", "compiler/runs", "compiler/sweeps", "explorer"]
 
 
 def listed(readme: str) -> set[str]:
