@@ -44,8 +44,10 @@ def launch(trace_dir: str | Path, backend: str = "gloo", nproc: int = 2, timeout
     """Run this job under torchrun with its structured trace written to ``trace_dir`` (one log per rank)."""
     from explorer import trace_env
 
-    env = {**os.environ, **trace_env(trace_dir),
-           "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}  # every rank compiles for itself: no kernels from a shared cache
+    # Every rank compiles its graphs itself: a graph served from Inductor's FX graph cache (or AOTAutograd's) would
+    # leave that rank's log without its kernels. The C++ build cache stays on: it only spares g++ a kernel whose
+    # source another rank (or an earlier run) already built.
+    env = {**os.environ, **trace_env(trace_dir), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
     if backend == "nccl":  # never NVLink multicast (NVLS)
         env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",

@@ -12,6 +12,9 @@ capture dynamic.
 Each lookup is answered by Inductor only when the explorer stored what a capture built for that key
 (``Store.has_stored``); otherwise the lookup is a miss, so Inductor compiles with every hook firing and
 saves its entry. The key and the lookup's outcome are told to ``Store.on_lookup`` either way.
+
+A compile that is not captured but must compile every graph anew (a bisect trial) turns the graph caches off
+(``graphs_anew`` and ``other_caches_off``) and keeps Inductor's build cache of C++ kernels, keyed by their source.
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ _AUTOTUNING = ("max_autotune", "max_autotune_gemm", "max_autotune_pointwise", "c
 _FUNCTORCH_SETTINGS = {"enable_autograd_cache": False, "enable_remote_autograd_cache": False,
                        "bundled_autograd_cache": False}
 _DYNAMO_SETTINGS = {"automatic_dynamic_local_pgo": False, "automatic_dynamic_remote_pgo": False}
+# A compile whose graphs are all compiled anew, though nothing of it is captured (a bisect trial, whose edits are
+# not in the caches' keys): no graph served from the FX graph cache (``other_caches_off`` for AOTAutograd's),
+# while a C++ kernel whose source and flags an earlier compile built is loaded, not built by g++ again, which
+# ``force_disable_caches`` (a throwaway cache folder per compile) would do.
+_GRAPHS_ANEW = {"fx_graph_cache": False, "fx_graph_remote_cache": False}
 
 
 class Store(Protocol):
@@ -79,6 +87,12 @@ def store_dir() -> Path:
     from torch._inductor.runtime.cache_dir_utils import cache_dir
 
     return Path(cache_dir()) / "explorer"
+
+
+def graphs_anew() -> dict[str, Any]:
+    """The Inductor config values of a compile whose every graph is compiled anew (with ``other_caches_off``),
+    its kernels' builds still cached (those this torch has)."""
+    return {key: value for key, value in _GRAPHS_ANEW.items() if hasattr(_config, key)}
 
 
 @contextlib.contextmanager

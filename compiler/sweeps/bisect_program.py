@@ -19,12 +19,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
-from .._torch import dynamo_codes, fusion_edits, hooks, inductor_config
+from .._torch import dynamo_codes, fusion_edits, fx_graph_cache, hooks, inductor_config
 from ..model.what_if import FusionEdit
 from ..pipeline.private_entry import private_entry
 from ..runs import replay
-
-_NO_CACHES = {"force_disable_caches": True}  # a trial's edits are not in Inductor's cache keys
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,10 @@ class Program:
         with contextlib.ExitStack() as stack:
             stack.enter_context(dynamo_codes.converted_frames(lambda code, fresh: codes.setdefault(code, fresh)))
             stack.enter_context(dynamo_codes.forgotten_unless_held(codes, set()))
-            stack.enter_context(inductor_config.patched({**self.config, **_NO_CACHES, **dict(spec.settings)}))
+            # a trial's edits are not in the caches' keys: every graph compiled anew (its kernels' builds kept)
+            stack.enter_context(inductor_config.patched({**self.config, **fx_graph_cache.graphs_anew(),
+                                                         **dict(spec.settings)}))
+            stack.enter_context(fx_graph_cache.other_caches_off())
             stack.enter_context(hooks.own_warnings_silenced())
             if spec.edits:
                 stack.enter_context(combined(spec.edits))

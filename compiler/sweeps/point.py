@@ -66,6 +66,18 @@ def warm_up() -> None:
     torch._dynamo.reset()
 
 
+_warmed_up = False
+
+
+def warm_up_once() -> None:
+    """``warm_up`` in a process that runs points without having started as a sweep worker (a Ray worker
+    runs each point as a task): on its first point only."""
+    global _warmed_up
+    if not _warmed_up:
+        warm_up()
+        _warmed_up = True
+
+
 def worker_device() -> str:
     """The device this worker runs on: its (only visible) GPU, else the CPU."""
     return "cuda:0" if torch.cuda.is_available() else "cpu"

@@ -35,8 +35,9 @@ def _task(paths: list[str]) -> Any:
         import socket
 
         sys.path.extend(p for p in paths if p not in sys.path and os.path.isdir(p))
-        from .point import run_point
+        from .point import run_point, warm_up_once
 
+        warm_up_once()  # as a local worker does when it starts: the first point's compile_s is its own
         return run_point(data, point, {**options, "worker": f"ray {socket.gethostname()} pid {os.getpid()}"})
 
     return sweep_point

@@ -1,10 +1,11 @@
 """``python -m explorer bisect SCRIPT``: a script's ``fn`` and ``inputs`` bisected, printed with rich; exit 0 on a
 culprit, 1 on none, 2 on bad input with one line.
 
-The culprit case runs the command in a fresh interpreter under a pseudo-terminal 100 columns wide, as a user's
-terminal does (``torch.rand`` in the compiled region: the culprit is ``fallback_random``; ``--no-fusion``, about
-25 s with its first compile). The other cases call ``main`` in this
-process: a matching program (one compile), and bad input that fails before anything compiles.
+The culprit case (``torch.rand`` in the compiled region: the culprit is ``fallback_random``; ``--no-fusion``) calls
+``main`` with this process's streams on a pseudo-terminal 100 columns wide, as a user's terminal gives them;
+its variant marked ``heavy`` runs the same command in a fresh interpreter under that terminal (about a minute
+on two cores: a first compile, then the whole bisect). The other cases call ``main`` in this process: a
+matching program (one compile), and bad input that fails before anything compiles.
 """
 
 from __future__ import annotations
@@ -25,17 +26,37 @@ def _script(tmp_path, text, name="program.py"):
     return path
 
 
+CULPRIT_SCRIPT = """
+    import torch
+
+    def fn(x):
+        return x + torch.rand(x.shape)
+
+    inputs = (torch.ones(4, 4),)
+    """
+CULPRIT_PRINTED = ("culprit, level by level", "inductor_fallback_random", "fallback_random=True (checked)")
+
+
 def test_a_culprit_is_printed_under_a_terminal_and_the_streams_are_restored(tmp_path):
     """Under a terminal the progress bar redirects sys.stdout while it is drawn; the bisect's own capture of
-    what torch's bisector prints must not end up as the process's stdout (the table was lost, exit 0)."""
-    script = _script(tmp_path, """
-        import torch
+    what torch's bisector prints must not end up as the process's stdout (the table was lost, exit 0). The
+    command runs in this process, its streams on a pseudo-terminal."""
+    script = _script(tmp_path, CULPRIT_SCRIPT)
+    with pseudo_terminal.this_process(columns=100) as terminal:
+        code = main(["bisect", str(script), "--no-fusion"])
+        after = sys.stdout, sys.stderr
+    text = terminal.text
+    assert code == 0, text[-3000:]
+    assert after[0] is terminal.out and after[1] is terminal.err, (after, terminal)
+    for expected in CULPRIT_PRINTED:
+        assert expected in text, text[-3000:]
 
-        def fn(x):
-            return x + torch.rand(x.shape)
 
-        inputs = (torch.ones(4, 4),)
-        """)
+@pytest.mark.heavy  # a fresh interpreter's first compile and the whole bisect: `make test-heavy`
+def test_a_culprit_is_printed_under_a_terminal_in_a_fresh_interpreter(tmp_path):
+    """The case above as a user's shell runs it: a new process whose stdout and stderr are the terminal.
+    CI runs the in-process case, which checks the same streams and the same printed culprit."""
+    script = _script(tmp_path, CULPRIT_SCRIPT)
     driver = ("import sys\n"
               "from explorer.__main__ import main\n"
               "streams = sys.stdout, sys.stderr\n"
@@ -47,7 +68,7 @@ def test_a_culprit_is_printed_under_a_terminal_and_the_streams_are_restored(tmp_
     text = done.text
     assert done.returncode == 0, text[-3000:]
     assert "streams restored: True" in text, text[-3000:]
-    for expected in ("culprit, level by level", "inductor_fallback_random", "fallback_random=True (checked)"):
+    for expected in CULPRIT_PRINTED:
         assert expected in text, text[-3000:]
 
 
